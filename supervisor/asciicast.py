@@ -1,0 +1,77 @@
+"""asciicast v2: the recording format asciinema plays (`asciinema cat FILE`).
+
+A header line of JSON, then one JSON array per event: `[seconds, code, data]` with code
+`o` (output), `i` (input), `r` (resize, "COLSxROWS") or `m` (marker). Each line is written
+whole, so a recording cut short by a crash still parses up to its last complete line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+
+@dataclass(frozen=True)
+class Header:
+    width: int
+    height: int
+    timestamp: int
+    command: str | None = None
+    title: str | None = None
+    env: Mapping[str, str] | None = None
+
+    def to_json(self) -> str:
+        data: dict[str, Any] = {"version": 2, "width": self.width, "height": self.height, "timestamp": self.timestamp}
+        for key in ("command", "title"):
+            if getattr(self, key):
+                data[key] = getattr(self, key)
+        if self.env:
+            data["env"] = dict(self.env)
+        return json.dumps(data, ensure_ascii=False)
+
+
+def event_line(offset: float, code: str, data: str) -> str:
+    return json.dumps([round(offset, 6), code, data], ensure_ascii=False) + "\n"
+
+
+class Writer:
+    """Appends events to an open text file; the caller decides when to flush."""
+
+    def __init__(self, fileobj: IO[str], header: Header):
+        self.file = fileobj
+        self.file.write(header.to_json() + "\n")
+        self.file.flush()
+
+    def write(self, offset: float, code: str, data: str) -> None:
+        self.file.write(event_line(offset, code, data))
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def read(path: Path) -> tuple[dict, Iterator[tuple[float, str, str]]]:
+    """The header and an iterator of events. A torn last line (crash mid-write) is skipped."""
+    fh = open(path, encoding="utf-8", errors="replace")
+    first = fh.readline()
+    try:
+        header = json.loads(first)
+    except ValueError as exc:
+        fh.close()
+        raise ValueError(f"{path} is not an asciicast v2 file") from exc
+
+    def events() -> Iterator[tuple[float, str, str]]:
+        with fh:
+            for line in fh:
+                try:
+                    t, code, data = json.loads(line)
+                except ValueError:
+                    continue
+                yield float(t), code, data
+
+    return header, events()

@@ -1,0 +1,211 @@
+"""The command line: a thin layer over the library.
+
+`supervise -- CMD` is the common case. Typer cannot route a bare `--` once the app has
+several commands, so `main` rewrites a leading `--` (or options, or a word that is not a
+command) into `run ...` before Typer sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from . import __version__, paths
+from .errors import SuperviseError
+from .export import FORMATS, export as export_session, session_json
+from .store import Store
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    help="Run a coding agent under a supervisor that records it and keeps its context across compaction.\n\n"
+    "Usage: supervise [OPTIONS] -- COMMAND [ARGS]...",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+RUN_CONTEXT = {"allow_interspersed_args": False, "ignore_unknown_options": True}
+
+
+def _store() -> Store:
+    return Store.open_default()
+
+
+def _usage_no_command() -> None:
+    print("Usage: supervise [OPTIONS] -- COMMAND [ARGS]...", file=sys.stderr)
+    print("supervise: no command given (hint: `supervise -- claude`, or `supervise --help`)", file=sys.stderr)
+    sys.exit(2)
+
+
+@app.command(context_settings=RUN_CONTEXT)
+def run(
+    command: Optional[List[str]] = typer.Argument(None, help="The command to supervise, after `--`."),
+    name: Optional[str] = typer.Option(None, "--name", "-n", help="A name for this session."),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Pattern set to use (default: the command's name)."),
+    record_input: bool = typer.Option(False, "--record-input", help="Also record keystrokes (may capture secrets)."),
+    emulator: str = typer.Option("avt", "--emulator", help="Terminal emulator for the text log: avt or pyte."),
+) -> None:
+    """Run COMMAND under the supervisor: `supervise run [OPTIONS] -- COMMAND [ARGS]...`"""
+    from .emulator import EMULATORS
+    from .session import RunOptions, run as run_session
+
+    if not command:
+        _usage_no_command()
+    if emulator not in EMULATORS:
+        raise SuperviseError(f"unknown emulator '{emulator}'", f"use one of: {', '.join(EMULATORS)}", exit_code=2)
+    opts = RunOptions(argv=list(command), name=name, agent=agent, record_input=record_input, emulator=emulator)
+    raise typer.Exit(run_session(opts))
+
+
+@app.command()
+def resume(
+    session_id: Optional[str] = typer.Argument(None, help="Session id (any unique prefix)."),
+    last: bool = typer.Option(False, "--last", help="Resume the most recent session."),
+    extra: Optional[List[str]] = typer.Argument(None, help="Extra arguments for the command, after `--`."),
+) -> None:
+    """Start a new session linked to an earlier one: same command, directory and agent."""
+    from .session import RunOptions, run as run_session
+
+    store = _store()
+    if last:
+        if session_id:  # with --last, a positional word is an extra argument
+            extra = [session_id, *(extra or [])]
+        old = store.latest()
+    elif session_id:
+        old = store.resolve(session_id)
+    else:
+        raise SuperviseError("which session?", "give an id (`supervise sessions` lists them) or --last", exit_code=2)
+    store.close()
+    if not Path(old["cwd"]).is_dir():
+        raise SuperviseError(f"the session's directory {old['cwd']} no longer exists", "recreate it or cd elsewhere and run anew")
+    opts = RunOptions(
+        argv=list(old["argv"]) + list(extra or []),
+        name=old["name"],
+        agent=old["agent"],
+        cwd=old["cwd"],
+        parent_id=old["id"],
+    )
+    raise typer.Exit(run_session(opts))
+
+
+@app.command()
+def sessions(as_json: bool = typer.Option(False, "--json", help="Print a JSON array.")) -> None:
+    """List sessions, newest first."""
+    rows = _store().sessions()
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        typer.echo("No sessions yet. Start one with: supervise -- COMMAND")
+        return
+    typer.echo(f"{'ID':<8} {'STATUS':<12} {'STARTED':<17} {'EXIT':>4}  {'AGENT':<10} COMMAND")
+    for r in rows:
+        exit_code = "" if r["exit_code"] is None else str(r["exit_code"])
+        label = r["command"] if not r["name"] else f"{r['name']}: {r['command']}"
+        typer.echo(f"{r['id']:<8} {r['status']:<12} {_local(r['started']):<17} {exit_code:>4}  {(r['agent'] or '')[:10]:<10} {label}")
+
+
+@app.command()
+def show(
+    session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Show one session with its events and related sessions."""
+    store = _store()
+    data = session_json(store, store.resolve(session_id))
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    for key in ("id", "name", "status", "command", "agent", "cwd", "started", "ended", "exit_code", "cast_path", "log_path"):
+        if data.get(key) is not None:
+            typer.echo(f"{key + ':':<11}{data[key]}")
+    if data.get("parent_id"):
+        typer.echo(f"{'parent:':<11}{data['parent_id']}")
+    if data["children"]:
+        typer.echo(f"{'children:':<11}{', '.join(data['children'])}")
+    typer.echo(f"events ({len(data['events'])}):")
+    for e in data["events"]:
+        detail = json.dumps(e["detail"], ensure_ascii=False) if e["detail"] else ""
+        typer.echo(f"  {e['offset']:>9.3f}s  {e['kind']:<20} {detail}")
+
+
+@app.command()
+def export(
+    session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
+    fmt: str = typer.Option("text", "--format", "-f", help=f"One of: {', '.join(FORMATS)}."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE instead of stdout."),
+) -> None:
+    """Export a session as a text log, the raw asciicast recording, or JSON."""
+    if fmt not in FORMATS:
+        raise SuperviseError(f"unknown format '{fmt}'", f"use one of: {', '.join(FORMATS)}", exit_code=2)
+    store = _store()
+    chunks = export_session(store, store.resolve(session_id), fmt)
+    if output is None:
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+        return
+    first = next(chunks, "")  # resolve errors before creating the file
+    try:
+        with paths.open_private(output, "w", encoding="utf-8") as fh:
+            fh.write(first)
+            for chunk in chunks:
+                fh.write(chunk)
+    except OSError as exc:
+        raise SuperviseError(f"cannot write {output}: {exc.strerror or exc}") from exc
+
+
+@app.command("db-path")
+def db_path() -> None:
+    """Print the database path, e.g. for `datasette "$(supervise db-path)"`."""
+    typer.echo(str(paths.db_path()))
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    typer.echo(f"supervise {__version__}")
+
+
+def _local(iso: str | None) -> str:
+    if not iso:
+        return ""
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso
+
+
+def route(argv: list[str]) -> list[str]:
+    """Send `supervise -- CMD`, `supervise --name x -- CMD` and `supervise CMD` to `run`."""
+    if not argv:
+        return argv
+    first = argv[0]
+    commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
+    if first in commands or first in ("-h", "--help"):
+        return argv
+    return ["run", *argv]
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        _usage_no_command()
+    try:
+        # standalone mode: Typer prints usage errors itself and exits 2; ours propagate here.
+        app(args=route(argv), prog_name="supervise")
+    except SuperviseError as exc:
+        if os.environ.get("SUPERVISE_DEBUG"):
+            raise
+        print(str(exc), file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except Exception as exc:
+        if os.environ.get("SUPERVISE_DEBUG"):
+            raise
+        print(f"supervise: internal error: {exc!r} (hint: rerun with SUPERVISE_DEBUG=1 for the traceback)", file=sys.stderr)
+        sys.exit(1)

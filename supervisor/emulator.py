@@ -1,0 +1,125 @@
+"""Terminal emulators behind one small interface.
+
+The text log and the detector need the screen a person sees, not raw bytes. Two
+implementations: pyavt (asciinema's avt in Rust; fast, has the alternate screen) is the
+default; pyte (pure Python) is kept for comparison and as a fallback. Both are pure: they
+do no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Emulator(Protocol):
+    cols: int
+    rows: int
+
+    def feed(self, text: str) -> tuple[set[int], int, list[str]]:
+        """Feed output. Returns (changed row indices, rows scrolled off the top, those rows as
+        logical lines with soft-wrapped rows joined)."""
+
+    def row(self, index: int) -> str:
+        """The text of one visible row, right-trimmed."""
+
+    def resize(self, cols: int, rows: int) -> list[str]:
+        """Change the size; returns logical lines pushed off the top by the reflow."""
+
+    def flush(self) -> list[str]:
+        """Logical lines still held back by unwrapping (a soft-wrapped line at the end)."""
+
+
+class AvtEmulator:
+    name = "avt"
+
+    def __init__(self, cols: int, rows: int):
+        import avt
+        from avt._avt.util import TextUnwrapper
+
+        self.cols, self.rows = cols, rows
+        # scrollback_limit=0: scrolled rows come back from feed_str and are not kept in memory.
+        self._vt = avt.Vt(cols, rows, scrollback_limit=0)
+        self._unwrapper = TextUnwrapper()
+
+    def _unwrap(self, scrolled) -> list[str]:
+        out = []
+        for line in scrolled:
+            text = self._unwrapper.push(line)
+            if text is not None:
+                out.append(text.rstrip())
+        return out
+
+    def feed(self, text: str) -> tuple[set[int], int, list[str]]:
+        changed, scrolled = self._vt.feed_str(text)
+        return set(changed), len(scrolled), self._unwrap(scrolled)
+
+    def row(self, index: int) -> str:
+        return self._vt[index].text.rstrip()
+
+    def resize(self, cols: int, rows: int) -> list[str]:
+        self.cols, self.rows = cols, rows
+        _, scrolled = self._vt.resize(cols, rows)
+        return self._unwrap(scrolled)
+
+    def flush(self) -> list[str]:
+        text = self._unwrapper.flush()
+        return [text.rstrip()] if text is not None else []
+
+
+class PyteEmulator:
+    """pyte's Screen, plus capture of rows that scroll off the top (pyte drops them).
+
+    No alternate screen (pyte issue #90): a full-screen program draws over the primary
+    screen, which the text log then sees as replaced rows.
+    """
+
+    name = "pyte"
+
+    def __init__(self, cols: int, rows: int):
+        import pyte
+
+        emulator = self
+
+        class _Screen(pyte.Screen):
+            def index(self) -> None:
+                top, bottom = self.margins or pyte.screens.Margins(0, self.lines - 1)
+                if top == 0 and self.cursor.y == bottom:
+                    emulator._scrolled_rows.append(_render(self.buffer[top], self.columns))
+                super().index()
+
+        self.cols, self.rows = cols, rows
+        self._scrolled_rows: list[str] = []
+        self._screen = _Screen(cols, rows)
+        self._stream = pyte.Stream(self._screen)
+
+    def feed(self, text: str) -> tuple[set[int], int, list[str]]:
+        self._stream.feed(text)
+        changed = set(self._screen.dirty)
+        self._screen.dirty.clear()
+        scrolled, self._scrolled_rows = self._scrolled_rows, []
+        if scrolled:
+            changed = set(range(self.rows))
+        return changed, len(scrolled), [s.rstrip() for s in scrolled]
+
+    def row(self, index: int) -> str:
+        return _render(self._screen.buffer[index], self._screen.columns).rstrip()
+
+    def resize(self, cols: int, rows: int) -> list[str]:
+        self.cols, self.rows = cols, rows
+        self._screen.resize(rows, cols)
+        return []
+
+    def flush(self) -> list[str]:
+        return []
+
+
+def _render(line, columns: int) -> str:
+    return "".join(line[x].data for x in range(columns))
+
+
+EMULATORS = {"avt": AvtEmulator, "pyte": PyteEmulator}
+DEFAULT_EMULATOR = "avt"
+
+
+def make(name: str, cols: int, rows: int) -> Emulator:
+    return EMULATORS[name](cols, rows)

@@ -1,0 +1,61 @@
+"""Where supervise keeps its data. Every path derives from `data_dir()`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import platformdirs
+
+from .errors import SuperviseError
+
+DB_NAME = "supervise.db"
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    override = env.get("SUPERVISE_HOME")
+    if override:
+        return Path(override).expanduser()
+    xdg = env.get("XDG_DATA_HOME")
+    if xdg:
+        return Path(xdg) / "supervise"
+    return Path(platformdirs.user_data_dir("supervise", appauthor=False))
+
+
+def db_path(env: Mapping[str, str] | None = None) -> Path:
+    return data_dir(env) / DB_NAME
+
+
+def session_dir(session_id: str, env: Mapping[str, str] | None = None) -> Path:
+    return data_dir(env) / "sessions" / session_id
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and parents) readable by the user only; fail with a hint if we cannot."""
+    try:
+        # mkdir's mode does not apply to the parents it creates: make each level ourselves.
+        for level in [*reversed(path.parents), path]:
+            if not level.exists():
+                level.mkdir(mode=0o700)
+                os.chmod(level, 0o700)
+        os.chmod(path, 0o700)
+        probe = path / ".write-test"
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.close(fd)
+        probe.unlink()
+    except OSError as exc:
+        raise SuperviseError(
+            f"cannot write to data directory {path}: {exc.strerror or exc}",
+            "set SUPERVISE_HOME to a writable directory",
+        ) from exc
+    return path
+
+
+def open_private(path: Path, mode: str = "a", **kwargs):
+    """Open a file we write so that only the user can read it (0600), whatever the umask."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC)
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, mode, **kwargs)

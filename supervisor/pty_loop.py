@@ -1,0 +1,325 @@
+"""The PTY loop: one thread, one selector, no polling.
+
+Copies the user's keys to the child and the child's output to the user, unchanged, and
+hands each chunk to a `Sink` that must return at once (it queues work for other threads).
+Signals arrive as bytes on a pipe (`signal.set_wakeup_fd`, as asciinema 2.x does), so the
+loop sleeps in `select` until something happens. Text that supervise itself wants to type
+into the child (`send`) waits in the same pending-input buffer as the user's keys and is
+written only when the PTY is writable.
+
+Every effect is a parameter (child, fds, sink, size function), so tests run it with real
+tiny children.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ptyprocess import PtyProcess
+
+from . import tty
+
+READ_SIZE = 65536
+# After the child exits, grandchildren may still hold the PTY open: read what is already on
+# its way, then stop once output goes quiet.
+DRAIN_QUIET = 0.1
+DRAIN_MAX = 2.0
+# After forwarding SIGTERM/SIGHUP, how long the child gets before SIGKILL.
+KILL_GRACE = 3.0
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+HANDLED = (signal.SIGWINCH, signal.SIGCHLD, *FORWARDED)
+
+
+class Sink(Protocol):
+    def output(self, t: float, data: bytes) -> None: ...
+    def input(self, t: float, data: bytes) -> None: ...
+    def resize(self, t: float, cols: int, rows: int) -> None: ...
+    def signal(self, t: float, signum: int) -> None: ...
+
+
+@dataclass
+class Outcome:
+    exit_code: int  # shell convention: 128+N when killed by signal N
+    signal: int | None  # the signal that killed the child, if any
+    interrupted_by: int | None  # a signal we received and forwarded (SIGTERM, SIGHUP...)
+
+
+def exit_code_from_status(status: int) -> tuple[int, int | None]:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return 128 + sig, sig
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status), None
+    return 1, None
+
+
+class PtyLoop:
+    def __init__(
+        self,
+        proc: PtyProcess,
+        sink: Sink,
+        *,
+        stdin_fd: int | None,
+        stdout_fd: int | None,
+        size: Callable[[], tuple[int, int]],
+        clock: Callable[[], float] = time.monotonic,
+        start: float | None = None,
+        record_input: bool = False,
+    ):
+        self.proc = proc
+        self.sink = sink
+        self.stdin_fd = stdin_fd
+        self.stdout_fd = stdout_fd
+        self.size = size
+        self.clock = clock
+        self.start = clock() if start is None else start
+        self.record_input = record_input
+        self.stdin_is_tty = stdin_fd is not None and os.isatty(stdin_fd)
+        self._pending = bytearray()
+        self._injected: list[bytes] = []
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
+        self._status: int | None = None
+        self._interrupted_by: int | None = None
+        self._kill_at: float | None = None
+        self._stdout_ok = stdout_fd is not None
+        self._send_eof = False
+        self.last_output = self.start
+        self.last_input = self.start
+
+    # -- called from other threads ------------------------------------------------------------
+
+    def send(self, data: bytes) -> None:
+        """Queue bytes to type into the child (thread-safe); the loop writes them when it can."""
+        with self._lock:
+            self._injected.append(bytes(data))
+        try:
+            os.write(self._wake_w, b"\0")
+        except BlockingIOError:
+            pass  # the loop is already due to wake up
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def run(self) -> Outcome:
+        master = self.proc.fd
+        os.set_blocking(master, False)
+        sig_r, sig_w = os.pipe()
+        for fd in (sig_r, sig_w):
+            os.set_blocking(fd, False)
+        old_handlers = {s: signal.signal(s, _noop) for s in HANDLED}
+        old_wakeup = signal.set_wakeup_fd(sig_w, warn_on_full_buffer=False)
+        sel = selectors.DefaultSelector()
+        try:
+            sel.register(master, selectors.EVENT_READ)
+            sel.register(sig_r, selectors.EVENT_READ)
+            sel.register(self._wake_r, selectors.EVENT_READ)
+            if self.stdin_fd is not None:
+                try:
+                    sel.register(self.stdin_fd, selectors.EVENT_READ)
+                except (ValueError, OSError):  # e.g. a regular file as stdin: treat as EOF at once
+                    self._stdin_eof(sel)
+            self._copy(sel, master, sig_r)
+        finally:
+            signal.set_wakeup_fd(old_wakeup)
+            for s, h in old_handlers.items():
+                signal.signal(s, h)
+            sel.close()
+            for fd in (sig_r, sig_w, self._wake_r, self._wake_w):
+                os.close(fd)
+        code, sig = exit_code_from_status(self._status if self._status is not None else 0)
+        return Outcome(code, sig, self._interrupted_by)
+
+    def _copy(self, sel: selectors.BaseSelector, master: int, sig_r: int) -> None:
+        drain_until: float | None = None
+        writing = False
+        while True:
+            timeout = None
+            now = self.clock()
+            if drain_until is not None:
+                timeout = max(0.0, min(DRAIN_QUIET, drain_until - now))
+            if self._kill_at is not None:
+                wait = max(0.0, self._kill_at - now)
+                timeout = wait if timeout is None else min(timeout, wait)
+            events = sel.select(timeout)
+            now = self.clock()
+            if not events and drain_until is not None:
+                return  # child gone and output quiet
+            if self._kill_at is not None and now >= self._kill_at and self._status is None:
+                self._killpg(signal.SIGKILL)
+                self._kill_at = None
+            for key, mask in events:
+                fd = key.fd
+                if fd == master:
+                    if mask & selectors.EVENT_READ:
+                        if not self._read_master(master, now):
+                            return
+                        if drain_until is not None and now >= drain_until:
+                            return
+                    if mask & selectors.EVENT_WRITE:
+                        self._write_master(master)
+                elif fd == sig_r:
+                    if self._handle_signals(sig_r, master, now) and drain_until is None:
+                        drain_until = now + DRAIN_MAX
+                elif fd == self._wake_r:
+                    _drain_pipe(self._wake_r)
+                    with self._lock:
+                        for chunk in self._injected:
+                            self._pending += chunk
+                        self._injected.clear()
+                else:
+                    self._read_stdin(sel, now)
+            if self._send_eof and not self._pending:
+                self._send_eof = False
+                self._pending += b"\x04"
+            want_write = bool(self._pending)
+            if want_write != writing:
+                sel.modify(master, selectors.EVENT_READ | (selectors.EVENT_WRITE if want_write else 0))
+                writing = want_write
+
+    def _read_master(self, master: int, now: float) -> bool:
+        try:
+            data = os.read(master, READ_SIZE)
+        except BlockingIOError:
+            return True
+        except OSError as exc:
+            if exc.errno == errno.EIO:  # every slave fd closed: the child and its children are gone
+                self._reap(block=True)
+                return False
+            raise
+        if not data:
+            self._reap(block=True)
+            return False
+        self.last_output = now
+        self._write_stdout(data)
+        self.sink.output(now - self.start, data)
+        return True
+
+    def _write_stdout(self, data: bytes) -> None:
+        if not self._stdout_ok:
+            return
+        view = memoryview(data)
+        try:
+            while view:
+                try:
+                    n = os.write(self.stdout_fd, view)
+                except BlockingIOError:
+                    _wait_writable(self.stdout_fd)
+                    continue
+                view = view[n:]
+        except OSError:
+            # The terminal went away (EIO, EPIPE): keep recording, stop echoing.
+            self._stdout_ok = False
+
+    def _write_master(self, master: int) -> None:
+        try:
+            n = os.write(master, self._pending)
+        except BlockingIOError:
+            return
+        except OSError:
+            self._pending.clear()
+            return
+        del self._pending[:n]
+
+    def _read_stdin(self, sel: selectors.BaseSelector, now: float) -> None:
+        try:
+            data = os.read(self.stdin_fd, READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._stdin_eof(sel)
+            return
+        self.last_input = now
+        self._pending += data
+        if self.record_input:
+            self.sink.input(now - self.start, data)
+
+    def _stdin_eof(self, sel: selectors.BaseSelector) -> None:
+        """Input ended (a pipe or file as stdin): pass EOF on, as the terminal's ^D would."""
+        try:
+            sel.unregister(self.stdin_fd)
+        except (KeyError, ValueError):
+            pass
+        self.stdin_fd = None
+        if not self.stdin_is_tty:
+            self._send_eof = True
+
+    def _handle_signals(self, sig_r: int, master: int, now: float) -> bool:
+        """Returns True once the child has exited."""
+        data = _drain_pipe(sig_r)
+        exited = False
+        for signum in set(data):
+            if signum == signal.SIGWINCH:
+                cols, rows = self.size()
+                try:
+                    tty.set_size(master, cols, rows)
+                except OSError:
+                    continue
+                self.sink.resize(now - self.start, cols, rows)
+            elif signum == signal.SIGCHLD:
+                exited = self._reap(block=False) or exited
+            elif signum in FORWARDED:
+                self.sink.signal(now - self.start, signum)
+                self._killpg(signum)
+                if signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+                    self._interrupted_by = signum
+                    if self._kill_at is None:
+                        self._kill_at = now + KILL_GRACE
+        return exited or self._status is not None
+
+    def _killpg(self, signum: int) -> None:
+        try:
+            os.killpg(self.proc.pid, signum)
+        except OSError:
+            try:
+                os.kill(self.proc.pid, signum)
+            except OSError:
+                pass
+
+    def _reap(self, block: bool) -> bool:
+        if self._status is not None:
+            return True
+        try:
+            pid, status = os.waitpid(self.proc.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            return False
+        self._status = status
+        self.proc.terminated = True
+        return True
+
+
+def _noop(signum, frame) -> None:
+    pass
+
+
+def _drain_pipe(fd: int) -> bytes:
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except (BlockingIOError, InterruptedError):
+            break
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks)
+
+
+def _wait_writable(fd: int) -> None:
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_WRITE)
+        sel.select(1.0)

@@ -1,0 +1,229 @@
+"""The SQLite store: sessions and their events.
+
+Schema changes are ordered, named migrations applied whenever the database opens, so a
+database written by an older supervise is upgraded in place. WAL mode lets Datasette read
+while a supervisor writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from . import paths
+from .errors import SuperviseError
+
+# Lower-case letters and digits without the look-alikes 0/o, 1/l/i: easy to read aloud and type.
+ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
+ID_LENGTH = 6
+
+ACTIVE, COMPLETED, FAILED, INTERRUPTED = "active", "completed", "failed", "interrupted"
+
+migrations = sqlite_utils.Migrations("supervise")
+
+
+@migrations()
+def m001_sessions_and_events(db: sqlite_utils.Database) -> None:
+    db["sessions"].create(
+        {
+            "id": str,
+            "name": str,
+            "command": str,
+            "argv": str,
+            "agent": str,
+            "cwd": str,
+            "started": str,
+            "ended": str,
+            "exit_code": int,
+            "status": str,
+            "pid": int,
+            "child_pid": int,
+            "cast_path": str,
+            "log_path": str,
+            "parent_id": str,
+        },
+        pk="id",
+        not_null={"command", "argv", "cwd", "started", "status"},
+        foreign_keys=[("parent_id", "sessions", "id")],
+    )
+    db["sessions"].create_index(["started"])
+    db["sessions"].create_index(["status"])
+    db["events"].create(
+        {"id": int, "session_id": str, "time": str, "offset": float, "kind": str, "detail": str},
+        pk="id",
+        not_null={"session_id", "time", "kind"},
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+    db["events"].create_index(["session_id", "offset"])
+    db["events"].create_index(["kind"])
+
+
+def utcnow() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def new_id() -> str:
+    return "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    detail: Mapping[str, Any]
+    offset: float
+    time: str
+
+
+class Store:
+    """One connection to the database. Use one Store per thread (sqlite3 connections are not shared)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        paths.ensure_private_dir(self.path.parent)
+        existed = self.path.exists()
+        try:
+            conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
+            self.db = sqlite_utils.Database(conn)
+            if not existed:
+                os.chmod(self.path, 0o600)
+            self.db.enable_wal()
+            migrations.apply(self.db)
+        except sqlite3.DatabaseError as exc:
+            raise SuperviseError(
+                f"database {self.path} is unreadable: {exc}",
+                f"move it aside (mv '{self.path}' '{self.path}.corrupt') and run again",
+            ) from exc
+        except sqlite3.OperationalError as exc:  # pragma: no cover - subclass of DatabaseError
+            raise SuperviseError(f"cannot open database {self.path}: {exc}") from exc
+
+    @classmethod
+    def open_default(cls, env: Mapping[str, str] | None = None) -> "Store":
+        return cls(paths.db_path(env))
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def create_session(self, **fields: Any) -> dict:
+        for _ in range(20):
+            session_id = new_id()
+            if not self.db["sessions"].count_where("id = ?", [session_id]):
+                break
+        record = {"id": session_id, "started": utcnow(), "status": ACTIVE, **fields}
+        if isinstance(record.get("argv"), (list, tuple)):
+            record["argv"] = json.dumps(list(record["argv"]))
+        self.db["sessions"].insert(record)
+        return self.get_session(session_id)
+
+    def update_session(self, session_id: str, **fields: Any) -> None:
+        self.db["sessions"].update(session_id, fields)
+
+    def finish_session(self, session_id: str, status: str, exit_code: int | None) -> None:
+        self.update_session(session_id, status=status, exit_code=exit_code, ended=utcnow())
+
+    def get_session(self, session_id: str) -> dict:
+        row = self.db["sessions"].get(session_id)
+        return _decode_session(row)
+
+    def sessions(self) -> list[dict]:
+        self.mark_dead_sessions()
+        rows = self.db.query("select * from sessions order by started desc, rowid desc")
+        return [_decode_session(r) for r in rows]
+
+    def resolve(self, prefix: str) -> dict:
+        """Find a session by any unique prefix of its id."""
+        prefix = prefix.strip().lower()
+        if not prefix:
+            raise SuperviseError("empty session id", "run `supervise sessions` to list ids")
+        rows = list(
+            self.db.query(
+                "select id from sessions where id like ? escape '\\' order by started desc",
+                [prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"],
+            )
+        )
+        if not rows:
+            raise SuperviseError(f"no session matches '{prefix}'", "run `supervise sessions` to list ids")
+        if len(rows) > 1 and not any(r["id"] == prefix for r in rows):
+            ids = ", ".join(r["id"] for r in rows[:5])
+            raise SuperviseError(
+                f"'{prefix}' is ambiguous: it matches {len(rows)} sessions ({ids})",
+                "type more characters of the id",
+            )
+        self.mark_dead_sessions()
+        return self.get_session(rows[0]["id"] if len(rows) == 1 else prefix)
+
+    def latest(self) -> dict:
+        rows = list(self.db.query("select id from sessions order by started desc, rowid desc limit 1"))
+        if not rows:
+            raise SuperviseError("there are no sessions yet", "start one with `supervise -- CMD`")
+        return self.get_session(rows[0]["id"])
+
+    def children(self, session_id: str) -> list[dict]:
+        return [_decode_session(r) for r in self.db["sessions"].rows_where("parent_id = ?", [session_id], order_by="started")]
+
+    def mark_dead_sessions(self) -> None:
+        """A session whose supervisor process is gone (killed, crashed) is `interrupted`, not `active`."""
+        for row in list(self.db["sessions"].rows_where("status = ?", [ACTIVE])):
+            if not supervisor_alive(row["pid"]):
+                self.db["sessions"].update(row["id"], {"status": INTERRUPTED})
+
+    # -- events -----------------------------------------------------------------------------
+
+    def add_events(self, session_id: str, events: Iterable[Event]) -> None:
+        rows = [
+            {
+                "session_id": session_id,
+                "time": e.time,
+                "offset": round(e.offset, 6),
+                "kind": e.kind,
+                "detail": json.dumps(dict(e.detail), ensure_ascii=False),
+            }
+            for e in events
+        ]
+        if rows:
+            self.db["events"].insert_all(rows)
+
+    def events(self, session_id: str) -> list[dict]:
+        out = []
+        for row in self.db["events"].rows_where("session_id = ?", [session_id], order_by="offset, id"):
+            row = dict(row)
+            row["detail"] = json.loads(row["detail"]) if row["detail"] else {}
+            out.append(row)
+        return out
+
+
+def _decode_session(row: Mapping[str, Any]) -> dict:
+    out = dict(row)
+    try:
+        out["argv"] = json.loads(out["argv"]) if out.get("argv") else []
+    except ValueError:
+        out["argv"] = []
+    return out
+
+
+def supervisor_alive(pid: int | None) -> bool:
+    """Is `pid` a live supervise process? A reused pid that runs something else counts as dead."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc (macOS): trust kill(0)
+    # A zombie has an empty cmdline: dead for our purposes.
+    return b"supervis" in cmdline

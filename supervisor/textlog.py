@@ -1,0 +1,102 @@
+"""Turn a terminal stream into the lines a person saw, in order, once each.
+
+An emulator keeps the screen. After each chunk of output we compare the visible rows with
+what they showed before, and a row's old text goes to the log when it leaves the screen:
+- scrolled off the top: always (that is ordinary output);
+- replaced in place (an Ink TUI redrawing, a full-screen clear, a program on the
+  alternate screen): only if it stayed up long enough to be read (`settle` seconds), is
+  not merely an update of itself (a spinner frame or a counter: same text once digits and
+  spinner glyphs are ignored), and has not moved elsewhere on the screen or just been logged;
+- still on screen when the stream ends: the final screen.
+
+Pure logic over an `Emulator`; no I/O. Callers write what `feed` returns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from .emulator import Emulator
+
+SPINNER_GLYPHS = "⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽✺·*●◐◓◑◒|/-\\ "
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+
+
+def shape(text: str) -> str:
+    """What stays the same across frames of one status line: no digits, no spinner glyph."""
+    return _SPACES.sub(" ", _DIGITS.sub("#", text.lstrip(SPINNER_GLYPHS))).strip()
+
+
+@dataclass
+class Row:
+    text: str = ""
+    since: float = 0.0
+
+
+@dataclass
+class Frame:
+    """What one chunk of output produced."""
+
+    logged: list[str] = field(default_factory=list)  # lines for the text log, in order
+    appeared: list[tuple[int, str]] = field(default_factory=list)  # (row, text) newly shown
+
+
+class TextLog:
+    def __init__(self, emulator: Emulator, settle: float = 0.4, memory: int = 512):
+        self.emu = emulator
+        self.settle = settle
+        self.rows = [Row() for _ in range(emulator.rows)]
+        # Recently logged replaced lines, so a redrawn screen does not log its header again.
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._memory = memory
+
+    def feed(self, t: float, text: str) -> Frame:
+        changed, scrolled_rows, scrolled_lines = self.emu.feed(text)
+        frame = Frame(logged=list(scrolled_lines))
+        if scrolled_rows:
+            k = min(scrolled_rows, len(self.rows))
+            self.rows = self.rows[k:] + [Row(since=t) for _ in range(k)]
+            changed = set(range(len(self.rows)))
+        if changed:
+            self._diff(t, sorted(changed), frame)
+        return frame
+
+    def _diff(self, t: float, changed: list[int], frame: Frame) -> None:
+        new_texts = {i: self.emu.row(i) for i in changed}
+        updates = [(i, new) for i, new in new_texts.items() if new != self.rows[i].text]
+        if not updates:
+            return
+        visible = None
+        for i, new in updates:
+            old = self.rows[i]
+            if old.text.strip() and t - old.since >= self.settle and shape(old.text) != shape(new):
+                if visible is None:
+                    visible = {self.emu.row(r) for r in range(len(self.rows))}
+                if old.text not in visible and old.text not in self._recent:
+                    frame.logged.append(old.text)
+                    self._remember(old.text)
+            self.rows[i] = Row(new, t)
+            if new.strip():
+                frame.appeared.append((i, new))
+
+    def _remember(self, text: str) -> None:
+        self._recent[text] = None
+        if len(self._recent) > self._memory:
+            self._recent.popitem(last=False)
+
+    def resize(self, t: float, cols: int, rows: int) -> Frame:
+        frame = Frame(logged=self.emu.resize(cols, rows))
+        old = {r.text: r.since for r in self.rows}
+        self.rows = [Row(text, old.get(text, t)) for text in (self.emu.row(i) for i in range(rows))]
+        return frame
+
+    def finish(self) -> list[str]:
+        """The final screen (trailing blank rows dropped), after anything held back."""
+        lines = self.emu.flush()
+        screen = [self.emu.row(i) for i in range(len(self.rows))]
+        while screen and not screen[-1].strip():
+            screen.pop()
+        return lines + screen
