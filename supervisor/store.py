@@ -67,6 +67,16 @@ def m001_sessions_and_events(db: sqlite_utils.Database) -> None:
     db["events"].create_index(["kind"])
 
 
+def _apply_migrations(db: sqlite_utils.Database) -> None:
+    try:
+        migrations.apply(db)
+    except sqlite3.OperationalError as exc:
+        # Two supervisors opening a new database at once: the other one won the race.
+        if "already exists" not in str(exc):
+            raise
+        migrations.apply(db)
+
+
 def utcnow() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -96,7 +106,7 @@ class Store:
             if not existed:
                 os.chmod(self.path, 0o600)
             self.db.enable_wal()
-            migrations.apply(self.db)
+            _apply_migrations(self.db)
         except sqlite3.DatabaseError as exc:
             raise SuperviseError(
                 f"database {self.path} is unreadable: {exc}",
@@ -123,7 +133,7 @@ class Store:
         if isinstance(record.get("argv"), (list, tuple)):
             record["argv"] = json.dumps(list(record["argv"]))
         self.db["sessions"].insert(record)
-        return self.get_session(session_id)
+        return self.get_session(record["id"])
 
     def update_session(self, session_id: str, **fields: Any) -> None:
         self.db["sessions"].update(session_id, fields)
@@ -163,6 +173,7 @@ class Store:
         return self.get_session(rows[0]["id"] if len(rows) == 1 else prefix)
 
     def latest(self) -> dict:
+        self.mark_dead_sessions()
         rows = list(self.db.query("select id from sessions order by started desc, rowid desc limit 1"))
         if not rows:
             raise SuperviseError("there are no sessions yet", "start one with `supervise -- CMD`")

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 from .emulator import Emulator
 
+# Entering or leaving the alternate screen (vim, less, full-screen TUIs).
+_ALT_SWITCH = re.compile(r"\x1b\[\?(?:1049|1047|47)([hl])")
 SPINNER_GLYPHS = "⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽✺·*●◐◓◑◒|/-\\ "
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
@@ -52,17 +54,48 @@ class TextLog:
         # Recently logged replaced lines, so a redrawn screen does not log its header again.
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._memory = memory
+        self._primary: list[Row] | None = None  # the primary screen's rows while on the alternate one
 
     def feed(self, t: float, text: str) -> Frame:
+        frame = Frame()
+        start = 0
+        for switch in _ALT_SWITCH.finditer(text):
+            self._feed(t, text[start : switch.start()], frame)
+            self._switch(t, switch.group(0), entering=switch.group(1) == "h", frame=frame)
+            start = switch.end()
+        self._feed(t, text[start:] if start else text, frame)
+        return frame
+
+    def _switch(self, t: float, sequence: str, entering: bool, frame: Frame) -> None:
+        """The primary screen is not gone while an alternate-screen program runs: keep its
+        rows aside and put them back after, so it is neither logged early nor twice."""
+        if entering and self._primary is None:
+            self._primary = self.rows
+            self.emu.feed(sequence)
+            self.rows = [Row(self.emu.row(i), t) for i in range(len(self.rows))]
+        elif not entering and self._primary is not None:
+            for row in self.rows:
+                if row.text.strip() and t - row.since >= self.settle and row.text not in self._recent:
+                    frame.logged.append(row.text)
+                    self._remember(row.text)
+            saved, self._primary = self._primary, None
+            self.emu.feed(sequence)
+            current = [self.emu.row(i) for i in range(len(self.rows))]
+            self.rows = [saved[i] if i < len(saved) and saved[i].text == text else Row(text, t) for i, text in enumerate(current)]
+        else:
+            self._feed(t, sequence, frame)
+
+    def _feed(self, t: float, text: str, frame: Frame) -> None:
+        if not text:
+            return
         changed, scrolled_rows, scrolled_lines = self.emu.feed(text)
-        frame = Frame(logged=list(scrolled_lines))
+        frame.logged.extend(scrolled_lines)
         if scrolled_rows:
             k = min(scrolled_rows, len(self.rows))
             self.rows = self.rows[k:] + [Row(since=t) for _ in range(k)]
             changed = set(range(len(self.rows)))
         if changed:
             self._diff(t, sorted(changed), frame)
-        return frame
 
     def _diff(self, t: float, changed: list[int], frame: Frame) -> None:
         new_texts = {i: self.emu.row(i) for i in changed}

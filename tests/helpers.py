@@ -1,0 +1,67 @@
+"""Driving the real `supervise` under a real PTY."""
+
+import json
+import os
+import time
+
+import pexpect
+
+from conftest import SUPERVISE
+from supervisor.store import Store
+
+SHELL_ENV = {"PS1": "$ ", "TERM": "xterm-256color", "HISTFILE": "/dev/null"}
+
+
+def spawn(args, cols=100, rows=30, env=None, **kw):
+    e = dict(os.environ, **SHELL_ENV, **(env or {}))
+    return pexpect.spawn(SUPERVISE[0], [*SUPERVISE[1:], *args], env=e, dimensions=(rows, cols), encoding="utf-8", timeout=15, **kw)
+
+
+def shell(cols=100, rows=30):
+    """A plain bash under a PTY, to run supervise from as a user would."""
+    e = dict(os.environ, **SHELL_ENV)
+    sh = pexpect.spawn("bash", ["--norc", "--noprofile"], env=e, dimensions=(rows, cols), encoding="utf-8", timeout=15)
+    sh.expect_exact("$ ")
+    return sh
+
+
+def stty_state(sh) -> str:
+    sh.sendline("stty -g; echo STTY-DONE")
+    sh.expect(r"([0-9a-f:]+)\r\nSTTY-DONE")
+    state = sh.match.group(1)
+    sh.expect_exact("$ ")
+    return state
+
+
+def latest():
+    store = Store.open_default()
+    try:
+        return store.latest()
+    finally:
+        store.close()
+
+
+def session(sid):
+    store = Store.open_default()
+    try:
+        s = store.resolve(sid)
+        s["events"] = store.events(s["id"])
+        return s
+    finally:
+        store.close()
+
+
+def wait_for(predicate, timeout=10.0, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("condition not met in time")
+
+
+def cast_events(path):
+    with open(path, encoding="utf-8") as fh:
+        header = json.loads(fh.readline())
+        return header, [json.loads(line) for line in fh]

@@ -1,0 +1,28 @@
+import json
+import subprocess
+
+from conftest import which_or_skip
+from supervisor import asciicast
+
+
+def test_written_recording_replays_with_the_real_asciinema(tmp_path):
+    asciinema = which_or_skip("asciinema")
+    path = tmp_path / "x.cast"
+    w = asciicast.Writer(open(path, "w", encoding="utf-8"), asciicast.Header(80, 24, 1700000000, command="demo", env={"TERM": "xterm"}))
+    w.write(0.1, "o", "hello ✻ \x1b[31mred\x1b[0m\r\n")
+    w.write(0.2, "r", "100x30")
+    w.write(0.3, "m", "compaction_started")
+    w.write(0.4, "o", "bye\r\n")
+    w.close()
+    out = subprocess.run([asciinema, "cat", str(path)], capture_output=True, text=True, check=True).stdout
+    assert "hello ✻ \x1b[31mred\x1b[0m" in out and "bye" in out
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header == {"version": 2, "width": 80, "height": 24, "timestamp": 1700000000, "command": "demo", "env": {"TERM": "xterm"}}
+
+
+def test_reader_skips_a_torn_last_line(tmp_path):
+    path = tmp_path / "x.cast"
+    path.write_text('{"version": 2, "width": 80, "height": 24, "timestamp": 1}\n[0.1, "o", "ok"]\n[0.2, "o", "tor')
+    header, events = asciicast.read(path)
+    assert header["width"] == 80
+    assert list(events) == [(0.1, "o", "ok")]

@@ -1,0 +1,89 @@
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from supervisor.errors import SuperviseError
+from supervisor.store import ACTIVE, INTERRUPTED, Event, Store, utcnow
+
+
+def test_migrating_an_empty_database_creates_the_tables_with_their_columns(tmp_path):
+    store = Store(tmp_path / "s.db")
+    cols = {t: set(store.db[t].columns_dict) for t in ("sessions", "events")}
+    assert {
+        "id", "name", "command", "argv", "agent", "cwd", "started", "ended",
+        "exit_code", "status", "pid", "child_pid", "cast_path", "log_path", "parent_id",
+    } <= cols["sessions"]
+    assert {"id", "session_id", "time", "offset", "kind", "detail"} <= cols["events"]
+    assert [m.name for m in __import__("supervisor.store").store.migrations.applied(store.db)] == ["m001_sessions_and_events"]
+    assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
+    assert oct(os.stat(tmp_path / "s.db").st_mode & 0o777) == "0o600"
+    # opening again applies nothing twice
+    store.close()
+    Store(tmp_path / "s.db").close()
+
+
+def test_sessions_resolve_by_unique_prefix_and_report_ambiguity(tmp_path):
+    store = Store(tmp_path / "s.db")
+    a = store.create_session(id="abc234", command="a", argv=["a"], cwd="/")
+    b = store.create_session(id="abd234", command="b", argv=["b"], cwd="/")
+    assert store.resolve("abc")["command"] == "a"
+    assert store.resolve("ABD2")["id"] == b["id"]
+    with pytest.raises(SuperviseError, match="'ab' is ambiguous: it matches 2 sessions") as err:
+        store.resolve("ab")
+    assert "type more characters" in str(err.value)
+    with pytest.raises(SuperviseError, match="no session matches"):
+        store.resolve("zzzzzz9")
+    with pytest.raises(SuperviseError, match="no session matches"):
+        store.resolve("a%")  # LIKE wildcards are taken literally
+    assert [s["id"] for s in store.sessions()] == [b["id"], a["id"]]
+    assert store.get_session(a["id"])["argv"] == ["a"]
+
+
+def test_generated_ids_are_short_and_unambiguous_to_type(tmp_path):
+    store = Store(tmp_path / "s.db")
+    ids = [store.create_session(command="x", argv=["x"], cwd="/")["id"] for _ in range(50)]
+    assert len(set(ids)) == 50
+    assert all(len(i) == 6 and not set(i) & set("01ilo") for i in ids)
+
+
+def test_session_whose_supervisor_died_reads_as_interrupted(tmp_path):
+    store = Store(tmp_path / "s.db")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    gone = store.create_session(command="x", argv=["x"], cwd="/", pid=dead.pid)
+    alive_but_not_us = store.create_session(command="y", argv=["y"], cwd="/", pid=os.getppid())
+    ours = store.create_session(command="z", argv=["z"], cwd="/", pid=os.getpid())
+    by_id = {s["id"]: s["status"] for s in store.sessions()}
+    assert by_id[gone["id"]] == INTERRUPTED
+    assert by_id[alive_but_not_us["id"]] == INTERRUPTED
+    # this test process runs pytest, not supervise: a reused pid must not keep a session active
+    assert by_id[ours["id"]] in (ACTIVE, INTERRUPTED)
+
+
+def test_events_round_trip_with_json_detail(tmp_path):
+    store = Store(tmp_path / "s.db")
+    s = store.create_session(command="x", argv=["x"], cwd="/")
+    store.add_events(s["id"], [Event("start", {"argv": ["x"], "ü": "✻"}, 0.0, utcnow()), Event("exit", {"exit_code": 0}, 1.5, utcnow())])
+    events = store.events(s["id"])
+    assert [(e["kind"], e["offset"]) for e in events] == [("start", 0.0), ("exit", 1.5)]
+    assert events[0]["detail"] == {"argv": ["x"], "ü": "✻"}
+
+
+def test_corrupt_database_is_refused_with_a_hint_and_left_untouched(tmp_path):
+    path = tmp_path / "s.db"
+    garbage = b"this is not a database\x00" * 100
+    path.write_bytes(garbage)
+    with pytest.raises(SuperviseError) as err:
+        Store(path)
+    assert "move it aside" in str(err.value)
+    assert path.read_bytes() == garbage
+
+
+def test_unwritable_data_dir_is_refused_with_a_hint(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(SuperviseError, match="SUPERVISE_HOME"):
+        Store(blocker / "sub" / "s.db")

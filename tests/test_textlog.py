@@ -1,0 +1,95 @@
+"""Recorded-style byte streams in, the text a person saw out."""
+
+import pytest
+
+from supervisor.emulator import make
+from supervisor.textlog import TextLog, shape
+
+EMULATORS = ["avt", "pyte"]
+
+
+def render(chunks, cols=40, rows=8, emulator="avt", settle=0.4):
+    """chunks: list of (time, text). Returns the whole log."""
+    log = TextLog(make(emulator, cols, rows), settle=settle)
+    out = []
+    for t, text in chunks:
+        out += log.feed(t, text).logged
+    return out + log.finish()
+
+
+@pytest.mark.parametrize("emulator", EMULATORS)
+def test_scrolling_output_is_logged_in_order_once(emulator):
+    text = "".join(f"line {i}\r\n" for i in range(50))
+    lines = render([(0.0, text[:200]), (0.1, text[200:])], emulator=emulator)
+    assert [l for l in lines if l] == [f"line {i}" for i in range(50)]
+
+
+def test_soft_wrapped_line_is_logged_whole():
+    long = "x" * 95
+    lines = render([(0.0, long + "\r\n" + "after\r\n" * 20)], cols=40)
+    assert long in lines
+
+
+def ink_frame(spinner, seconds, body_rows):
+    # cursor up over the previous frame, erase it, draw it again (what Ink does each tick)
+    return "\x1b[2K\x1b[1A" * 3 + "\x1b[2K\r" + "\r\n".join([f"{spinner} Thinking… ({seconds}s)", *body_rows])
+
+
+def test_ink_style_redraws_log_the_result_not_every_frame():
+    chunks = [(0.0, "> build the parser\r\n\r\n\r\n\r\n")]
+    t = 0.0
+    for i in range(60):
+        t += 0.1
+        chunks.append((t, ink_frame("✻✽✢·"[i % 4], i // 10, ["─" * 30, "❯ ", "? for shortcuts"])))
+    chunks.append((t + 0.1, "\x1b[2K\x1b[1A" * 3 + "\x1b[2K\r" + "● Parser done: 3 files changed\r\n" + "─" * 30 + "\r\n❯ \r\n? for shortcuts"))
+    lines = render(chunks, cols=60, rows=10)
+    assert lines.count("> build the parser") == 1
+    assert "● Parser done: 3 files changed" in lines
+    assert not any("Thinking" in l for l in lines), lines  # spinner frames are not content
+    assert lines.count("? for shortcuts") == 1
+
+
+def test_full_screen_clear_keeps_what_was_shown_long_enough():
+    first = "\x1b[2J\x1b[H" + "\r\n".join(f"page one row {i}" for i in range(5))
+    flash = "\x1b[2J\x1b[H" + "flash that nobody could read"
+    second = "\x1b[2J\x1b[H" + "\r\n".join(f"page two row {i}" for i in range(5))
+    lines = render([(0.0, first), (2.0, flash), (2.01, second)], cols=40, rows=8)
+    assert [l for l in lines if l.startswith("page")] == [f"page one row {i}" for i in range(5)] + [f"page two row {i}" for i in range(5)]
+    assert "flash that nobody could read" not in lines
+
+
+def test_alternate_screen_program_is_logged_and_primary_screen_not_repeated():
+    before = "$ vim notes.txt\r\n"
+    alt = "\x1b[?1049h\x1b[H\x1b[2J" + "\r\n".join(["first note", "second note", "~", "~"])
+    back = "\x1b[?1049l" + "$ echo done\r\ndone\r\n"
+    lines = render([(0.0, before), (0.1, alt), (3.0, back), (3.1, "$ ")], cols=40, rows=6)
+    assert "first note" in lines and "second note" in lines
+    assert lines.count("$ vim notes.txt") == 1
+    assert lines.index("second note") < lines.index("$ echo done")
+    assert lines[-2:] == ["done", "$"]
+
+
+def test_line_that_moved_up_is_not_logged_as_replaced():
+    # a status block that shifts down as content is inserted above it (Ink <Static> output)
+    first = "\x1b[H" + "\r\n".join(["─" * 20, "❯ draft", "footer"])
+    second = "\x1b[H\x1b[J" + "\r\n".join(["answer line", "─" * 20, "❯ draft", "footer"])
+    lines = render([(0.0, first), (1.0, second)], cols=30, rows=6)
+    assert lines == ["answer line", "─" * 20, "❯ draft", "footer"]
+
+
+def test_wide_and_special_characters_survive():
+    lines = render([(0.0, "日本語 ✻ Conversation compacted … ⎿ done\r\n")], cols=60)
+    assert lines[0] == "日本語 ✻ Conversation compacted … ⎿ done"
+
+
+def test_shape_ignores_spinner_glyphs_and_counters_only():
+    assert shape("✻ Thinking… (3s · 120 tokens)") == shape("✽ Thinking… (4s · 180 tokens)")
+    assert shape("✽ Compacting conversation…") != shape("✻ Conversation compacted (ctrl+o for history)")
+
+
+def test_appeared_lines_fire_once_per_distinct_text():
+    log = TextLog(make("avt", 40, 5))
+    seen = []
+    for i in range(20):
+        seen += log.feed(i * 0.05, "\x1b[H\x1b[2KConversation compacted").appeared
+    assert seen == [(0, "Conversation compacted")]
