@@ -1,179 +1,174 @@
-"""Everything the PTY loop hands off: recording, events, rendering. Runs on two threads.
+"""The recorder process: everything the PTY loop hands off, on the other core.
 
-The loop calls the `Sink` methods, which only put items on a queue. The record thread
-decodes output, appends it to the .cast file (flushed after every batch, so a `kill -9`
-loses at most the last fraction of a second), stores events in SQLite, and forwards text
-to the render thread. The render thread feeds the terminal emulator, appends finished
-lines to the text log and tells listeners (the detector) what appeared on screen. If
-rendering falls behind, it takes everything queued in one go; the loop never waits for it.
-A failure in either thread is reported once and the session goes on recording what it can.
+The supervisor starts it with `python -m supervisor.recorder CONFIG` and feeds it frames
+over a pipe (see channel.py). Its main thread decodes output, appends it to the .cast file
+(flushed after every read, so at most a fraction of a second is ever in flight), stores
+events in SQLite and tracks terminal modes; a render thread feeds the terminal emulator,
+appends finished lines to the text log and tells listeners (the detector) what appeared
+on screen. If the pipe closes without an END frame, the supervisor died: everything
+received is still written, and the session is marked interrupted.
+
+A failure in a side channel (events, text log) is reported once and the rest goes on.
 """
 
 from __future__ import annotations
 
 import codecs
+import json
+import os
 import queue
+import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
-from . import asciicast, emulator as emulators, paths
-from .store import Event, Store, utcnow
+from . import asciicast, channel, emulator as emulators, paths
+from .store import ACTIVE, INTERRUPTED, Event, Store, utcnow
 from .termmodes import ModeTracker
 from .textlog import Frame, TextLog
 
 FrameListener = Callable[[float, Frame], None]
 _STOP = object()
+# Output chunks closer together than this become one .cast event: the same replay to the
+# eye, far fewer events under heavy output.
+COALESCE = 0.010
+# Text waiting to be rendered. Past this the recorder stops reading from the loop, which in
+# turn stops reading the PTY: memory stays bounded under any flood.
+RENDER_BACKLOG_CAP = 8 << 20
 
 
 @dataclass
 class RecorderConfig:
     session_id: str
-    db_path: Path
-    cast_path: Path
-    log_path: Path
-    header: asciicast.Header
+    db_path: str
+    cast_path: str
+    log_path: str
+    header: dict
     emulator: str = emulators.DEFAULT_EMULATOR
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> "RecorderConfig":
+        return cls(**json.loads(text))
 
 
 class Recorder:
-    def __init__(self, config: RecorderConfig, on_error: Callable[[str], None] | None = None):
+    def __init__(self, config: RecorderConfig, report: Callable[[str], None] | None = None):
         self.config = config
         self.modes = ModeTracker()
         self.listeners: list[FrameListener] = []
-        self._on_error = on_error or (lambda msg: print(msg, file=sys.stderr))
+        self._report = report or (lambda msg: print(msg, file=sys.stderr))
         self._errors: set[str] = set()
-        self._record_q: queue.SimpleQueue = queue.SimpleQueue()
         self._render_q: queue.SimpleQueue = queue.SimpleQueue()
+        self._render_backlog = 0
+        self._render_room = threading.Condition()
         self._out_decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._in_decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._cast = asciicast.Writer(paths.open_private(config.cast_path, "w", encoding="utf-8"), config.header)
-        self._log = paths.open_private(config.log_path, "w", encoding="utf-8")
-        self.textlog = TextLog(emulators.make(config.emulator, config.header.width, config.header.height))
-        self.bytes_rendered = 0
-        self._threads = [
-            threading.Thread(target=self._record_worker, name="supervise-record", daemon=True),
-            threading.Thread(target=self._render_worker, name="supervise-render", daemon=True),
-        ]
-
-    def start(self) -> None:
-        for t in self._threads:
-            t.start()
-
-    # -- Sink: called on the PTY loop; must not block ------------------------------------------
-
-    def output(self, t: float, data: bytes) -> None:
-        self._record_q.put(("o", t, data))
-
-    def input(self, t: float, data: bytes) -> None:
-        self._record_q.put(("i", t, data))
-
-    def resize(self, t: float, cols: int, rows: int) -> None:
-        self._record_q.put(("r", t, (cols, rows)))
-
-    def signal(self, t: float, signum: int) -> None:
-        import signal as _signal
-
-        self.event(t, "signal", {"signal": _signal.Signals(signum).name})
-
-    # -- from any thread --------------------------------------------------------------------------
-
-    def event(self, t: float, kind: str, detail: dict[str, Any] | None = None, marker: bool = False) -> None:
-        """Store an event; with `marker`, also put an `m` marker into the .cast file."""
-        self._record_q.put(("e", t, (kind, detail or {}, marker)))
-
-    def close(self, timeout: float | None = None) -> None:
-        """Flush everything, write the final screen to the text log, stop the threads."""
-        self._record_q.put((_STOP, 0.0, None))
-        deadline = None if timeout is None else time.monotonic() + timeout
-        for t in self._threads:
-            t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-
-    # -- threads ----------------------------------------------------------------------------------
+        h = config.header
+        header = asciicast.Header(h["width"], h["height"], h["timestamp"], h.get("command"), h.get("title"), h.get("env"))
+        self._cast = asciicast.Writer(paths.open_private(Path(config.cast_path), "w", encoding="utf-8"), header)
+        self._log = paths.open_private(Path(config.log_path), "w", encoding="utf-8")
+        self.textlog = TextLog(emulators.make(config.emulator, h["width"], h["height"]))
+        self._store: Store | None = None
+        try:
+            self._store = Store(Path(config.db_path))
+        except Exception as exc:  # the recording matters more than the events table
+            self._fail("event store", exc)
+        self._render_thread = threading.Thread(target=self._render_worker, name="supervise-render", daemon=True)
+        self._render_thread.start()
 
     def _fail(self, where: str, exc: BaseException) -> None:
         if where not in self._errors:
             self._errors.add(where)
-            self._on_error(f"supervise: {where} failed ({exc}); the session goes on")
+            self._report(f"supervise: {where} failed ({exc}); the session goes on")
 
-    def _record_worker(self) -> None:
-        store = None
-        try:
-            store = Store(self.config.db_path)
-        except Exception as exc:  # the recording matters more than the events table
-            self._fail("event store", exc)
-        try:
-            while True:
-                batch = [self._record_q.get()]
-                while True:
-                    try:
-                        batch.append(self._record_q.get_nowait())
-                    except queue.Empty:
-                        break
-                events, stop = self._record_batch(batch)
-                if events and store is not None:
-                    try:
-                        store.add_events(self.config.session_id, events)
-                    except Exception as exc:
-                        self._fail("event store", exc)
-                if stop:
-                    break
-        finally:
-            self._render_q.put((_STOP, 0.0, None))
-            try:
-                self._cast.close()
-            except OSError as exc:
-                self._fail("recording", exc)
-            if store is not None:
-                store.close()
+    # -- main thread: recording ----------------------------------------------------------------
 
-    def _record_batch(self, batch: list) -> tuple[list[Event], bool]:
+    def handle(self, frames: list[tuple[bytes, float, bytes]]) -> dict | None:
+        """Record one batch of frames. Returns the END frame's detail when the loop says it is done."""
         events: list[Event] = []
-        stop = False
-        for code, t, payload in batch:
+        end = None
+        for kind, t, payload in _coalesce(frames):
             try:
-                if code is _STOP:
-                    text = self._out_decoder.decode(b"", final=True)
-                    if text:
-                        self._cast.write(t, "o", text)
-                        self._render_q.put(("o", t, text))
-                    stop = True
-                elif code == "o":
-                    text = self._out_decoder.decode(payload)
-                    if text:
-                        self._cast.write(t, "o", text)
-                        self.modes.feed(text)
-                        self._render_q.put(("o", t, text))
-                elif code == "i":
+                if kind == channel.OUTPUT:
+                    self._output(t, self._out_decoder.decode(payload))
+                elif kind == channel.INPUT:
                     text = self._in_decoder.decode(payload)
                     if text:
                         self._cast.write(t, "i", text)
-                elif code == "r":
-                    cols, rows = payload
+                elif kind == channel.RESIZE:
+                    cols, rows = (int(x) for x in payload.decode().split("x"))
                     self._cast.write(t, "r", f"{cols}x{rows}")
-                    self._render_q.put(("r", t, payload))
-                elif code == "e":
-                    kind, detail, marker = payload
-                    if marker:
-                        self._cast.write(t, "m", kind)
-                    events.append(Event(kind, detail, t, utcnow()))
+                    self._render_q.put(("r", t, (cols, rows)))
+                elif kind == channel.EVENT:
+                    events.append(self._event(t, json.loads(payload)))
+                elif kind == channel.END:
+                    self._output(t, self._out_decoder.decode(b"", final=True))
+                    end = json.loads(payload)
             except Exception as exc:
                 self._fail("recording", exc)
         try:
             self._cast.flush()
         except OSError as exc:
             self._fail("recording", exc)
-        return events, stop
+        self.add_events(events)
+        return end
+
+    def _output(self, t: float, text: str) -> None:
+        if text:
+            self._cast.write(t, "o", text)
+            self.modes.feed(text)
+            with self._render_room:
+                while self._render_backlog > RENDER_BACKLOG_CAP:
+                    self._render_room.wait()
+                self._render_backlog += len(text)
+            self._render_q.put(("o", t, text))
+
+    def _event(self, t: float, message: dict) -> Event:
+        if message.get("marker"):
+            self._cast.write(t, "m", message["kind"])
+        return Event(message["kind"], message.get("detail") or {}, t, utcnow())
+
+    def add_events(self, events: list[Event]) -> None:
+        if events and self._store is not None:
+            try:
+                self._store.add_events(self.config.session_id, events)
+            except Exception as exc:
+                self._fail("event store", exc)
+
+    def mark_interrupted(self) -> None:
+        """The loop went away without saying goodbye (kill -9, crash)."""
+        if self._store is None:
+            return
+        try:
+            session = self._store.get_session(self.config.session_id)
+            if session["status"] == ACTIVE:
+                self._store.finish_session(self.config.session_id, INTERRUPTED, None)
+        except Exception as exc:
+            self._fail("event store", exc)
+
+    def finish(self) -> None:
+        """Let rendering catch up, write the final screen, close everything."""
+        self._render_q.put((_STOP, 0.0, None))
+        self._render_thread.join()
+        try:
+            self._cast.close()
+        except OSError as exc:
+            self._fail("recording", exc)
+        if self._store is not None:
+            self._store.close()
+
+    # -- render thread ----------------------------------------------------------------------------
 
     def _render_worker(self) -> None:
         stop = False
         while not stop:
             batch = [self._render_q.get()]
-            while True:
+            while True:  # when behind, take everything queued in one go
                 try:
                     batch.append(self._render_q.get_nowait())
                 except queue.Empty:
@@ -202,8 +197,7 @@ class Recorder:
                 self._render(pending_t, "".join(pending))
                 pending = []
             if code == "r":
-                frame = self.textlog.resize(t, *payload)
-                self._write_log(frame.logged)
+                self._write_log(self.textlog.resize(t, *payload).logged)
             elif code is _STOP:
                 stop = True
         if pending:
@@ -213,7 +207,9 @@ class Recorder:
 
     def _render(self, t: float, text: str) -> None:
         frame = self.textlog.feed(t, text)
-        self.bytes_rendered += len(text)
+        with self._render_room:
+            self._render_backlog -= len(text)
+            self._render_room.notify()
         self._write_log(frame.logged)
         for listener in self.listeners:
             try:
@@ -224,3 +220,88 @@ class Recorder:
     def _write_log(self, lines: list[str]) -> None:
         if lines:
             self._log.write("\n".join(lines) + "\n")
+
+
+def _coalesce(frames: list[tuple[bytes, float, bytes]]) -> list[tuple[bytes, float, bytes]]:
+    """Join runs of output frames that arrived within COALESCE seconds of the run's first."""
+    out: list[tuple[bytes, float, bytes]] = []
+    run: list[bytes] = []
+    run_t = 0.0
+    for kind, t, payload in frames:
+        if kind == channel.OUTPUT and run and t - run_t <= COALESCE:
+            run.append(payload)
+            continue
+        if run:
+            out.append((channel.OUTPUT, run_t, b"".join(run)))
+            run = []
+        if kind == channel.OUTPUT:
+            run, run_t = [payload], t
+        else:
+            out.append((kind, t, payload))
+    if run:
+        out.append((channel.OUTPUT, run_t, b"".join(run)))
+    return out
+
+
+def serve(config: RecorderConfig, in_fd: int, back_fd: int) -> None:
+    """The recorder process's main loop."""
+    back_ok = True
+
+    def tell(message: dict) -> None:
+        nonlocal back_ok
+        if back_ok:
+            try:
+                channel.send_message(back_fd, message)
+            except OSError:
+                back_ok = False  # the loop is gone; keep recording anyway
+
+    recorder = Recorder(config, report=lambda msg: tell({"error": msg}))
+    end = None
+    for batch in channel.read_batches(in_fd):
+        end = recorder.handle(batch)
+        if end is not None:
+            break
+    if end is None:
+        recorder.mark_interrupted()
+    # The loop restores the terminal as soon as it knows which modes the child left on.
+    tell({"modes": recorder.modes.reset_sequence()})
+    recorder.finish()
+    tell({"done": True})
+
+
+def _background_priority(policy: str) -> None:
+    """Recording is background work: when it competes with the terminal for a core, the
+    terminal wins. SCHED_IDLE yields the core the moment the PTY loop (or the agent) wakes;
+    a niced process still takes its time slice, which halved passthrough under heavy output."""
+    try:
+        if policy == "idle" and hasattr(os, "SCHED_IDLE"):
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        elif policy.lstrip("-").isdigit():
+            os.nice(int(policy))
+    except OSError:
+        pass
+
+
+def main(argv: list[str]) -> None:
+    _background_priority(os.environ.get("SUPERVISE_RECORDER_PRIORITY", "idle"))
+    # Terminal signals are the supervisor's business; we stop when the pipe closes.
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT, signal.SIGTSTP):
+        signal.signal(sig, signal.SIG_IGN)
+    config = RecorderConfig.from_json(argv[0])
+    in_fd, back_fd = int(argv[1]), int(argv[2])
+    if os.environ.get("SUPERVISE_BENCH_DISCARD"):  # benchmark floor: the loop with a recorder that does nothing
+        import time as _t
+        while os.read(in_fd, 1 << 20):
+            if os.environ["SUPERVISE_BENCH_DISCARD"] == "slow":
+                _t.sleep(0.05)
+        channel.send_message(back_fd, {"modes": ""})
+        channel.send_message(back_fd, {"done": True})
+        return
+    try:
+        serve(config, in_fd, back_fd)
+    finally:
+        os.close(back_fd)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

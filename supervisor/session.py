@@ -6,6 +6,7 @@ import os
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Mapping
@@ -14,11 +15,16 @@ from pathlib import Path
 
 from ptyprocess import PtyProcess
 
-from . import asciicast, paths, tty
+from . import paths, tty
 from .errors import SuperviseError
+from .channel import Inbox, Outbox
 from .pty_loop import PtyLoop
-from .recorder import Recorder, RecorderConfig
+from .recorder import RecorderConfig
 from .store import COMPLETED, FAILED, INTERRUPTED, Store
+
+
+# How long the supervisor waits for the recorder at the end before leaving it to finish alone.
+RECORDER_WAIT = 15.0
 
 
 @dataclass
@@ -83,7 +89,9 @@ def run(
     child_env = {**env, "SUPERVISE_SESSION_ID": sid}
     child_env.setdefault("TERM", "xterm-256color")
     try:
-        proc = PtyProcess.spawn(opts.argv, cwd=opts.cwd, env=child_env, dimensions=(rows, cols))
+        proc = PtyProcess.spawn(
+            opts.argv, cwd=opts.cwd, env=child_env, dimensions=(rows, cols), preexec_fn=_restore_signals
+        )
     except (OSError, FileNotFoundError) as exc:
         code = 127 if isinstance(exc, FileNotFoundError) else 126
         store.finish_session(sid, FAILED, code)
@@ -91,23 +99,23 @@ def run(
         raise SuperviseError(f"cannot run {opts.argv[0]}: {exc}", exit_code=code) from exc
     store.update_session(sid, child_pid=proc.pid)
 
-    header = asciicast.Header(
-        width=cols,
-        height=rows,
-        timestamp=int(time.time()),
-        command=command,
-        title=opts.name,
-        env={k: env[k] for k in ("TERM", "SHELL") if k in env},
-    )
-    recorder = Recorder(
-        RecorderConfig(sid, store.path, cast_path, log_path, header, opts.emulator),
-        on_error=lambda msg: print(msg, file=stderr),
-    )
-    recorder.start()
-    recorder.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
+    header = {
+        "width": cols,
+        "height": rows,
+        "timestamp": int(time.time()),
+        "command": command,
+        "title": opts.name,
+        "env": {k: env[k] for k in ("TERM", "SHELL") if k in env},
+    }
+    config = RecorderConfig(sid, str(store.path), str(cast_path), str(log_path), header, opts.emulator)
+    outbox, inbox, recorder = _start_recorder(config, env, sdir)
+    outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
+    notes: list[str] = []
     loop = PtyLoop(
         proc,
-        recorder,
+        outbox,
+        inbox=inbox,
+        on_message=lambda m: notes.append(m["error"]) if "error" in m else None,
         stdin_fd=stdin_fd,
         stdout_fd=stdout_fd,
         size=lambda: tty.size(stdout_fd, stdin_fd, env=env),
@@ -119,22 +127,40 @@ def run(
             try:
                 outcome = loop.run()
             finally:
-                recorder.close(timeout=30)
-                _restore_modes(stdout_fd, recorder.modes.reset_sequence())
+                t_end = time.monotonic() - loop.start
+                detail = {"exit_code": outcome.exit_code if outcome else 1}
+                if outcome and outcome.signal:
+                    detail["signal"] = signal.Signals(outcome.signal).name
+                outbox.event(t_end, "exit", detail)
+                outbox.end(t_end, detail)
+                outbox.drain(RECORDER_WAIT)
+                outbox.close()
+                modes = ""
+                for message in inbox.read_until(lambda m: "modes" in m, RECORDER_WAIT):
+                    modes = message.get("modes", modes)
+                    if "error" in message:
+                        notes.append(message["error"])
+                _restore_modes(stdout_fd, modes)
     finally:
         if outcome is None:  # an exception escaped the loop: the child must not outlive us
             _terminate(proc)
             store.finish_session(sid, FAILED, 1)
-    detail = {"exit_code": outcome.exit_code}
-    if outcome.signal:
-        detail["signal"] = signal.Signals(outcome.signal).name
-    store.add_events(sid, [_event("exit", detail, offset=time.monotonic() - loop.start)])
+    # The text log is complete once the recorder has rendered everything; don't hold the
+    # user's shell for long if it is far behind (it finishes in the background).
+    for message in inbox.read_until(lambda m: "done" in m, RECORDER_WAIT):
+        if "error" in message:
+            notes.append(message["error"])
+    inbox.close()
+    if outbox.broken:
+        notes.append(f"supervise: the recorder stopped ({outbox.broken}); see {sdir / 'recorder.err'}")
     if outcome.interrupted_by is not None:
         status = INTERRUPTED
     else:
         status = COMPLETED if outcome.exit_code == 0 else FAILED
     store.finish_session(sid, status, outcome.exit_code)
     store.close()
+    for note in dict.fromkeys(notes):
+        print(note, file=stderr)
     how = f"exit {outcome.exit_code}"
     if outcome.signal:
         how = f"killed by {signal.Signals(outcome.signal).name}, exit {outcome.exit_code}"
@@ -142,10 +168,40 @@ def run(
     return outcome.exit_code
 
 
+def _start_recorder(config: RecorderConfig, env: Mapping[str, str], sdir: Path) -> tuple[Outbox, Inbox, subprocess.Popen]:
+    """Start the recorder process (its own session, so terminal signals don't reach it)."""
+    frames_r, frames_w = os.pipe()
+    back_r, back_w = os.pipe()
+    package_root = str(Path(__file__).resolve().parent.parent)
+    rec_env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))}
+    with paths.open_private(sdir / "recorder.err", "a") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "supervisor.recorder", config.to_json(), str(frames_r), str(back_w)],
+            pass_fds=(frames_r, back_w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=rec_env,
+            start_new_session=True,
+            close_fds=True,
+        )
+    os.close(frames_r)
+    os.close(back_w)
+    return Outbox(frames_w), Inbox(back_r), proc
+
+
 def _event(kind: str, detail: dict, offset: float = 0.0):
     from .store import Event, utcnow
 
     return Event(kind, detail, offset, utcnow())
+
+
+def _restore_signals() -> None:
+    """Python ignores SIGPIPE and SIGXFSZ, and an ignored signal survives exec: give the
+    child the defaults a shell would (else `yes | head` complains of a broken pipe)."""
+    for name in ("SIGPIPE", "SIGXFSZ"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
 
 
 def _restore_modes(stdout_fd: int | None, sequence: str) -> None:

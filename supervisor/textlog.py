@@ -22,6 +22,7 @@ from .emulator import Emulator
 
 # Entering or leaving the alternate screen (vim, less, full-screen TUIs).
 _ALT_SWITCH = re.compile(r"\x1b\[\?(?:1049|1047|47)([hl])")
+FEED_SLICE = 64 * 1024
 SPINNER_GLYPHS = "⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽✺·*●◐◓◑◒|/-\\ "
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
@@ -86,8 +87,12 @@ class TextLog:
             self._feed(t, sequence, frame)
 
     def _feed(self, t: float, text: str, frame: Frame) -> None:
-        if not text:
-            return
+        # Bounded slices: an emulator returns every row that scrolled off as an object with
+        # all its cells, so one huge feed (a renderer catching up) would cost gigabytes.
+        for start in range(0, len(text), FEED_SLICE):
+            self._feed_slice(t, text[start : start + FEED_SLICE], frame)
+
+    def _feed_slice(self, t: float, text: str, frame: Frame) -> None:
         changed, scrolled_rows, scrolled_lines = self.emu.feed(text)
         frame.logged.extend(scrolled_lines)
         if scrolled_rows:

@@ -203,6 +203,15 @@ def test_kill_9_of_the_supervisor_keeps_the_recording_up_to_the_moment(tmp_path)
     assert listed[0]["status"] == "interrupted"
 
 
+def test_child_gets_default_signal_dispositions():
+    # Python ignores SIGPIPE; a child must not inherit that, or pipelines misbehave.
+    p = run_cli("--", "sh", "-c", "yes | head -n 1; grep SigIgn /proc/self/status")
+    assert p.returncode == 0
+    assert "Broken pipe" not in p.stdout
+    ignored = int(p.stdout.split("SigIgn:")[1].split()[0], 16)
+    assert not ignored & (1 << (signal.SIGPIPE - 1))
+
+
 def test_command_not_found():
     c = spawn(["--", "no-such-agent-xyz", "--flag"])
     c.expect(pexpect.EOF)
@@ -221,3 +230,41 @@ def test_bare_invocation_and_run_command_are_the_same():
         assert c.exitstatus == 0, (args, c.before)
     s = latest()
     assert s["name"] == "n2" and s["argv"] == ["echo", "x"] and s["agent"] == "echo"
+
+
+def _family_peak_kb(pid):
+    total = 0
+    pids = [pid]
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            pids += [int(c) for c in (task / "children").read_text().split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def test_a_flood_of_output_is_recorded_whole_in_bounded_memory():
+    """`yes` into the supervisor, faster than any recorder: nothing dropped, no runaway memory."""
+    size = 30_000_000
+    proc = subprocess.Popen(
+        [*SUPERVISE, "--", "sh", "-c", f"yes | head -c {size}"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _family_peak_kb(proc.pid))
+        time.sleep(0.1)
+    assert proc.returncode == 0, proc.stderr.read()
+    assert peak < 300 * 1024, f"supervisor and recorder peaked at {peak // 1024} MB"
+    from supervisor import asciicast
+
+    _, events = asciicast.read(Path(latest()["cast_path"]))
+    recorded = sum(len(d) for _, code, d in events if code == "o")
+    assert recorded == size // 2 * 3  # every "y\n" arrives as "y\r\n"

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""PTY benchmarks, measured side by side in one run, printed as ratios.
+
+- throughput: `cat` of a large file through supervise vs `script -qfc` vs a bare PTY copy
+  loop (scripts/bare_pty_copy.py); target >= 0.95x of the bare loop. Also the time until
+  supervise exits (the text log finished) and its peak memory.
+- latency: keystroke echo round trip through a raw-mode `cat`, with and without supervise;
+  target: added p50 < 0.5 ms, p99 < 2 ms.
+- idle CPU: supervise's own CPU time while the child sleeps; target ~0.
+
+Usage: scripts/bench_pty.py [--mb 200] [--rounds 3] [--keys 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import select
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ptyprocess import PtyProcess
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPERVISE = [sys.executable, "-m", "supervisor"]
+BARE = [sys.executable, str(ROOT / "scripts" / "bare_pty_copy.py")]
+COLS, ROWS = 120, 40
+
+
+def make_file(path: Path, mb: int) -> int:
+    """Log-like text lines; returns the number of newlines."""
+    rnd = random.Random(7)
+    words = "build test parser module error fixed file src lib compile link warning passed".split()
+    lines = [" ".join(rnd.choice(words) for _ in range(rnd.randint(4, 16))) for _ in range(5000)]
+    block = ("\n".join(f"{i:06d} {l}" for i, l in enumerate(lines)) + "\n").encode()
+    reps = max(1, mb * 1024 * 1024 // len(block))
+    with open(path, "wb") as fh:
+        for _ in range(reps):
+            fh.write(block)
+    return block.count(b"\n") * reps
+
+
+def peak_rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def family_rss_kb(pid: int) -> int:
+    """Peak RSS of a process plus its direct children (supervise's recorder process)."""
+    total = peak_rss_kb(pid)
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                total += peak_rss_kb(int(child))
+    except OSError:
+        pass
+    return total
+
+
+def through_terminal(argv: list[str], expected: int, env: dict) -> tuple[float, float, float, int]:
+    """Run argv on a fresh PTY we read as fast as possible. Returns (seconds from the first
+    byte until `expected` bytes arrived, seconds from start to the first byte, seconds from
+    the first byte until exit, peak RSS in KB of the process tree we started)."""
+    start = time.perf_counter()
+    proc = PtyProcess.spawn(argv, dimensions=(ROWS, COLS), env=env)
+    fd = proc.fd
+    got = 0
+    first = passthrough = None
+    peak = 0
+    last_rss = 0.0
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        now = time.perf_counter()
+        if first is None:
+            first = now
+        got += len(data)
+        if passthrough is None and got >= expected:
+            passthrough = now - first
+        if now - last_rss > 0.1:
+            peak, last_rss = max(peak, family_rss_kb(proc.pid)), now
+    end = time.perf_counter()
+    proc.wait()
+    first = first or end
+    return passthrough or (end - first), first - start, end - first, peak
+
+
+def bench_throughput(mb: int, rounds: int, env: dict) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="supervise-bench-"))
+    try:
+        data = tmp / "data.txt"
+        newlines = make_file(data, mb)
+        size = data.stat().st_size
+        expected = size + newlines  # the inner PTY turns \n into \r\n
+        cases = {
+            "bare loop": [*BARE, "cat", str(data)],
+            "script -qfc": ["script", "-qfc", f"cat {data}", "/dev/null"],
+            "supervise": [*SUPERVISE, "--", "cat", str(data)],
+        }
+        if not shutil.which("script"):
+            del cases["script -qfc"]
+        results: dict[str, list[tuple[float, float, float, int]]] = {k: [] for k in cases}
+        for _ in range(rounds):  # interleaved, so drift on the machine hits every case alike
+            for name, argv in cases.items():
+                results[name].append(through_terminal(argv, expected, env))
+        best = {k: min(v, key=lambda r: r[0]) for k, v in results.items()}
+        base = best["bare loop"][0]
+        print(f"\n## throughput: cat of {size / 1e6:.0f} MB, {COLS}x{ROWS}, best of {rounds} (timed from the first byte)")
+        print(f"{'case':<14} {'passthrough':>12} {'MB/s':>8} {'vs bare':>8} {'start-up':>9} {'exit after':>11} {'peak RSS':>9}")
+        for name, (pt, startup, total, rss) in best.items():
+            print(f"{name:<14} {pt:>11.2f}s {size / 1e6 / pt:>8.0f} {base / pt:>7.2f}x {startup * 1000:>7.0f}ms {total:>10.2f}s {rss / 1024:>7.0f}MB")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def echo_latencies(argv: list[str], keys: int, env: dict) -> list[float]:
+    proc = PtyProcess.spawn(argv, dimensions=(ROWS, COLS), env=env)
+    fd = proc.fd
+    # wait until the raw-mode cat echoes
+    deadline = time.monotonic() + 20
+    buf = b""
+    while b"ready" not in buf and time.monotonic() < deadline:
+        os.write(fd, b"r")
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            buf += os.read(fd, 65536)
+        if buf.endswith(b"r" * 3):
+            break
+    time.sleep(0.3)
+    while select.select([fd], [], [], 0.1)[0]:
+        os.read(fd, 65536)
+    samples = []
+    for i in range(keys):
+        key = bytes([97 + i % 26])
+        t0 = time.perf_counter()
+        os.write(fd, key)
+        got = b""
+        while key not in got:
+            select.select([fd], [], [], 2)
+            got += os.read(fd, 1024)
+        samples.append(time.perf_counter() - t0)
+        time.sleep(0.002)
+    proc.terminate(force=True)
+    return samples
+
+
+def pct(samples: list[float], q: float) -> float:
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(q * len(s)))] * 1000
+
+
+def bench_latency(keys: int, env: dict) -> None:
+    child = ["sh", "-c", "stty raw -echo; exec cat"]
+    bare = echo_latencies(child, keys, env)
+    sup = echo_latencies([*SUPERVISE, "--", *child], keys, env)
+    print(f"\n## keystroke echo latency, {keys} keys, raw-mode cat")
+    print(f"{'case':<12} {'p50 ms':>8} {'p99 ms':>8}")
+    print(f"{'no wrapper':<12} {pct(bare, .5):>8.3f} {pct(bare, .99):>8.3f}")
+    print(f"{'supervise':<12} {pct(sup, .5):>8.3f} {pct(sup, .99):>8.3f}")
+    print(f"added: p50 {pct(sup, .5) - pct(bare, .5):.3f} ms (target < 0.5), p99 {pct(sup, .99) - pct(bare, .99):.3f} ms (target < 2)")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_idle(env: dict, seconds: float = 5.0) -> None:
+    print(f"\n## CPU while the child is idle ({seconds:.0f} s of `sleep`)")
+    for name, argv in (("bare loop", [*BARE, "sleep", "30"]), ("supervise", [*SUPERVISE, "--", "sleep", "30"])):
+        proc = PtyProcess.spawn(argv, dimensions=(ROWS, COLS), env=env)
+        time.sleep(1.5)  # start-up is not idleness
+        c0, t0 = cpu_seconds(proc.pid), time.monotonic()
+        time.sleep(seconds)
+        used = cpu_seconds(proc.pid) - c0
+        elapsed = time.monotonic() - t0
+        proc.terminate(force=True)
+        print(f"{name:<12} {used * 1000:>7.1f} ms CPU over {elapsed:.1f} s ({100 * used / elapsed:.2f}% of a core)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--keys", type=int, default=500)
+    ap.add_argument("--only", choices=["throughput", "latency", "idle"])
+    args = ap.parse_args()
+    home = tempfile.mkdtemp(prefix="supervise-bench-home-")
+    env = dict(os.environ, SUPERVISE_HOME=home, TERM="xterm-256color", PYTHONPATH=str(ROOT))
+    try:
+        if args.only in (None, "throughput"):
+            bench_throughput(args.mb, args.rounds, env)
+        if args.only in (None, "latency"):
+            bench_latency(args.keys, env)
+        if args.only in (None, "idle"):
+            bench_idle(env)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""The pipe between the PTY loop and the recorder process.
+
+Frames are `kind (1 byte) | offset seconds (float64) | length (uint32) | payload`. The loop
+side only appends to a buffer and writes what the pipe takes without blocking; if the
+recorder falls behind, the backlog waits in memory rather than in the user's terminal.
+Messages back from the recorder are JSON lines.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import select
+import struct
+import time
+from collections import deque
+from collections.abc import Iterator
+from itertools import islice
+
+HEADER = struct.Struct("<cdI")
+OUTPUT, INPUT, RESIZE, EVENT, END = b"o", b"i", b"r", b"e", b"q"
+F_SETPIPE_SZ = 1031
+IOV_MAX = 1024
+PIPE_SIZE = 1 << 20
+
+
+def widen(fd: int) -> None:
+    """Ask for a 1 MiB pipe: fewer wake-ups on both sides. Best effort."""
+    try:
+        fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE)
+    except OSError:
+        pass
+
+
+class Outbox:
+    """Loop side: a sink that frames everything for the recorder process.
+
+    Frames wait in a list of chunks (no copying into one growing buffer) and go out with
+    `writev` in batches: one pipe write per BATCH bytes rather than per PTY read, or sooner
+    when the loop is about to sleep (`flush(force=True)`).
+    """
+
+    BATCH = 65536
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        os.set_blocking(fd, False)
+        widen(fd)
+        self._chunks: deque[bytes] = deque()
+        self.pending = 0  # bytes waiting
+        self.broken: str | None = None  # why the recorder stopped listening, if it did
+        self.blocked = False  # the pipe was full: wait for the selector to say it is writable
+        self.peak = 0
+
+    def put(self, kind: bytes, t: float, payload: bytes) -> None:
+        if self.broken is None:
+            self._chunks.append(HEADER.pack(kind, t, len(payload)))
+            self._chunks.append(payload)
+            self.pending += HEADER.size + len(payload)
+            if self.pending > self.peak:
+                self.peak = self.pending
+
+    def flush(self, force: bool = False) -> None:
+        """Write what the pipe takes now, never blocking; small amounts wait unless forced."""
+        if self.blocked or (not force and self.pending < self.BATCH):
+            return
+        chunks = self._chunks
+        while chunks and self.broken is None:
+            batch = list(islice(chunks, 0, IOV_MAX))
+            try:
+                n = os.writev(self.fd, batch)
+            except BlockingIOError:
+                self.blocked = True
+                return
+            except OSError as exc:
+                self.broken = os.strerror(exc.errno or errno.EPIPE)
+                chunks.clear()
+                self.pending = 0
+                return
+            self.pending -= n
+            if n < sum(map(len, batch)):
+                self.blocked = True
+            while n:
+                head = chunks[0]
+                if n >= len(head):
+                    chunks.popleft()
+                    n -= len(head)
+                else:
+                    chunks[0] = head[n:]
+                    n = 0
+
+    def writable(self) -> None:
+        """The selector says the pipe has room again."""
+        self.blocked = False
+        self.flush(force=True)
+
+    def drain(self, timeout: float) -> bool:
+        """At the end (off the loop): wait until everything is written, up to `timeout`."""
+        deadline = time.monotonic() + timeout
+        self.writable()
+        while self.pending and self.broken is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            select.select([], [self.fd], [], left)
+            self.writable()
+        return self.broken is None
+
+    def close(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+    # -- Sink ---------------------------------------------------------------------------------
+
+    def output(self, t: float, data: bytes) -> None:
+        self.put(OUTPUT, t, data)
+
+    def input(self, t: float, data: bytes) -> None:
+        self.put(INPUT, t, data)
+
+    def resize(self, t: float, cols: int, rows: int) -> None:
+        self.put(RESIZE, t, f"{cols}x{rows}".encode())
+
+    def event(self, t: float, kind: str, detail: dict | None = None, marker: bool = False) -> None:
+        self.put(EVENT, t, json.dumps({"kind": kind, "detail": detail or {}, "marker": marker}).encode())
+
+    def signal(self, t: float, signum: int) -> None:
+        import signal as _signal
+
+        self.event(t, "signal", {"signal": _signal.Signals(signum).name})
+
+    def end(self, t: float, detail: dict) -> None:
+        self.put(END, t, json.dumps(detail).encode())
+
+
+def read_batches(fd: int) -> Iterator[list[tuple[bytes, float, bytes]]]:
+    """Recorder side: the frames of each read, until the pipe closes (normally, or because
+    the loop died)."""
+    widen(fd)
+    buf = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, PIPE_SIZE)
+        except InterruptedError:
+            continue
+        if not chunk:
+            return
+        buf += chunk
+        pos = 0
+        frames = []
+        while len(buf) - pos >= HEADER.size:
+            kind, t, length = HEADER.unpack_from(buf, pos)
+            end = pos + HEADER.size + length
+            if end > len(buf):
+                break
+            frames.append((kind, t, bytes(buf[pos + HEADER.size : end])))
+            pos = end
+        del buf[:pos]
+        if frames:
+            yield frames
+
+
+class Inbox:
+    """Loop side: JSON-line messages from the recorder process."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        os.set_blocking(fd, False)
+        self._partial = b""
+        self.closed = False
+
+    def read(self) -> list[dict]:
+        messages = []
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.closed = True
+                break
+            self._partial += chunk
+        *lines, self._partial = self._partial.split(b"\n")
+        for line in lines:
+            try:
+                messages.append(json.loads(line))
+            except ValueError:
+                continue
+        return messages
+
+    def read_until(self, wanted, timeout: float) -> list[dict]:
+        """Messages until one satisfies `wanted`, the pipe closes, or `timeout` passes."""
+        deadline = time.monotonic() + timeout
+        messages: list[dict] = []
+        while not self.closed and time.monotonic() < deadline:
+            select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            got = self.read()
+            messages += got
+            if any(wanted(m) for m in got):
+                break
+        return messages
+
+    def close(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+def send_message(fd: int, message: dict) -> None:
+    """Recorder side: one JSON line back to the loop (blocking; the recorder may wait)."""
+    data = (json.dumps(message) + "\n").encode()
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except InterruptedError:
+            continue

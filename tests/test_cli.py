@@ -1,0 +1,140 @@
+"""The inspection commands, run as a user runs them (subprocess, real files)."""
+
+import asyncio
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import SUPERVISE, run_cli
+from helpers import latest
+
+
+@pytest.fixture
+def two_sessions():
+    run_cli("--name", "first", "--", "sh", "-c", "echo hello-first; exit 0", check=True)
+    run_cli("--", "sh", "-c", "echo hello-second; exit 2")
+    return latest()
+
+
+def test_sessions_lists_newest_first_as_text_and_json(two_sessions):
+    text = run_cli("sessions", check=True).stdout.splitlines()
+    assert text[0].split()[:2] == ["ID", "STATUS"]
+    assert text[1].startswith(two_sessions["id"]) and " failed " in text[1]
+    assert "first: sh -c" in text[2]
+    rows = json.loads(run_cli("sessions", "--json", check=True).stdout)
+    assert [r["exit_code"] for r in rows] == [2, 0]
+    for key in ("id", "name", "command", "agent", "cwd", "status", "started", "ended", "exit_code"):
+        assert key in rows[0]
+    assert rows[1]["name"] == "first" and rows[1]["agent"] == "sh" and rows[1]["cwd"] == os.getcwd()
+
+
+def test_show_gives_the_session_with_its_events(two_sessions):
+    sid = two_sessions["id"]
+    data = json.loads(run_cli("show", sid[:4], "--json", check=True).stdout)
+    assert data["id"] == sid
+    kinds = [e["kind"] for e in data["events"]]
+    assert kinds[0] == "start" and kinds[-1] == "exit"
+    assert data["events"][-1]["detail"] == {"exit_code": 2}
+    human = run_cli("show", sid, check=True).stdout
+    assert f"id:        {sid}" in human and "exit_code: 2" in human and "start" in human
+
+
+def test_export_formats(two_sessions, tmp_path):
+    sid = two_sessions["id"]
+    assert "hello-second" in run_cli("export", sid, check=True).stdout.splitlines()
+    cast = run_cli("export", sid, "--format", "cast", check=True).stdout
+    assert json.loads(cast.splitlines()[0])["version"] == 2
+    out = tmp_path / "s.json"
+    run_cli("export", sid, "-f", "json", "-o", str(out), check=True)
+    data = json.loads(out.read_text())
+    assert data["id"] == sid and "hello-second" in data["text"] and data["events"]
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+
+
+def test_recorded_files_are_private(two_sessions, home):
+    for p in [home, home / "sessions", Path(two_sessions["cast_path"]).parent]:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o700, p
+    for p in [home / "supervise.db", Path(two_sessions["cast_path"]), Path(two_sessions["log_path"])]:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600, p
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["show", "zzzzzz"], 1, "supervise: no session matches 'zzzzzz' (hint: run `supervise sessions` to list ids)"),
+        (["export", "zzzzzz"], 1, "supervise: no session matches"),
+        (["export", "x", "--format", "pdf"], 2, "supervise: unknown format 'pdf' (hint: use one of: text, cast, json)"),
+        ([], 2, "supervise: no command given"),
+        (["run"], 2, "supervise: no command given"),
+    ],
+)
+def test_bad_input_gets_one_clear_line_and_a_non_zero_exit(args, code, message):
+    p = run_cli(*args)
+    assert p.returncode == code
+    assert message in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_ambiguous_prefix(home):
+    from supervisor.store import Store
+
+    store = Store.open_default()
+    store.create_session(id="qq2345", command="a", argv=["a"], cwd="/")
+    store.create_session(id="qq2346", command="b", argv=["b"], cwd="/")
+    p = run_cli("show", "qq")
+    assert p.returncode == 1
+    assert p.stderr.strip() == "supervise: 'qq' is ambiguous: it matches 2 sessions (qq2346, qq2345) (hint: type more characters of the id)"
+
+
+def test_unwritable_data_dir_and_corrupt_database(tmp_path, home):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    p = run_cli("--", "echo", "hi", env={**os.environ, "SUPERVISE_HOME": str(blocker / "x")})
+    assert p.returncode == 1
+    assert p.stderr.strip().startswith("supervise: cannot write to data directory")
+    assert "hint: set SUPERVISE_HOME" in p.stderr
+    home.mkdir(parents=True)
+    db = home / "supervise.db"
+    db.write_bytes(b"garbage" * 1000)
+    for args in (["sessions"], ["--", "echo", "hi"]):
+        p = run_cli(*args)
+        assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1
+        assert "move it aside" in p.stderr
+    assert db.read_bytes() == b"garbage" * 1000
+
+
+def test_resume_starts_a_linked_session_with_the_same_command_and_cwd(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    run_cli("--", "sh", "-c", 'echo "args:$*:$(pwd)"', "sh", "a1", cwd=work, check=True)
+    first = latest()
+    p = run_cli("resume", first["id"], "--", "extra", check=True)
+    assert f"args:a1 extra:{work}" in p.stdout
+    second = latest()
+    assert second["parent_id"] == first["id"] and second["cwd"] == str(work)
+    p = run_cli("resume", "--last", check=True)
+    assert f"args:a1 extra:{work}" in p.stdout
+    shown = json.loads(run_cli("show", first["id"], "--json", check=True).stdout)
+    assert shown["children"] == [second["id"]]
+    assert "parent:" in run_cli("show", second["id"], check=True).stdout
+
+
+def test_db_path_works_with_the_real_datasette(two_sessions, home):
+    from datasette.app import Datasette
+
+    path = run_cli("db-path", check=True).stdout.strip()
+    assert path == str(home / "supervise.db")
+
+    async def fetch():
+        ds = Datasette([path])
+        r = await ds.client.get("/supervise/sessions.json?_shape=array&_sort_desc=started")
+        e = await ds.client.get("/supervise/events.json?_shape=array")
+        return r.json(), e.json()
+
+    sessions, events = asyncio.run(fetch())
+    assert sessions[0]["id"] == two_sessions["id"]
+    assert {e["kind"] for e in events} >= {"start", "exit"}
