@@ -150,18 +150,24 @@ def read_batches(fd: int) -> Iterator[list[tuple[bytes, float, bytes]]]:
         if not chunk:
             return
         buf += chunk
-        pos = 0
-        frames = []
-        while len(buf) - pos >= HEADER.size:
-            kind, t, length = HEADER.unpack_from(buf, pos)
-            end = pos + HEADER.size + length
-            if end > len(buf):
-                break
-            frames.append((kind, t, bytes(buf[pos + HEADER.size : end])))
-            pos = end
-        del buf[:pos]
+        frames, used = parse_frames(buf)
+        del buf[:used]
         if frames:
             yield frames
+
+
+def parse_frames(buf: bytes | bytearray) -> tuple[list[tuple[bytes, float, bytes]], int]:
+    """The whole frames at the start of `buf`, and how many bytes they took."""
+    pos = 0
+    frames = []
+    while len(buf) - pos >= HEADER.size:
+        kind, t, length = HEADER.unpack_from(buf, pos)
+        end = pos + HEADER.size + length
+        if end > len(buf):
+            break
+        frames.append((kind, t, bytes(buf[pos + HEADER.size : end])))
+        pos = end
+    return frames, pos
 
 
 class Inbox:

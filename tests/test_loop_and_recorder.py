@@ -1,0 +1,95 @@
+"""The PTY loop and the recorder process's protocol, driven at library level with real
+children and real pipes (the end-to-end tests drive the same code through the CLI)."""
+
+import json
+import os
+import sys
+import threading
+import time
+
+from ptyprocess import PtyProcess
+
+from supervisor import channel
+from supervisor.pty_loop import PtyLoop
+from supervisor.recorder import RecorderConfig, serve
+from supervisor.store import Store
+
+
+def drain(fd, sink):
+    while True:
+        data = os.read(fd, 65536)
+        if not data:
+            return
+        sink.append(data)
+
+
+def test_text_sent_from_another_thread_is_typed_into_the_child():
+    child = PtyProcess.spawn([sys.executable, "-c", "print('READY', flush=True); print('GOT', input(), flush=True)"])
+    r, w = os.pipe()
+    frames = []
+    reader = threading.Thread(target=drain, args=(r, frames))
+    reader.start()
+    outbox = channel.Outbox(w)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    loop = PtyLoop(child, outbox, stdin_fd=None, stdout_fd=devnull, size=lambda: (80, 24))
+
+    def type_when_ready():
+        deadline = time.monotonic() + 10
+        while b"READY" not in b"".join(frames) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        loop.send("typed by supervise ✻\r".encode())
+
+    threading.Thread(target=type_when_ready).start()
+    outcome = loop.run()
+    outbox.drain(5)
+    outbox.close()
+    reader.join(5)
+    os.close(devnull)
+    parsed, used = channel.parse_frames(b"".join(frames))
+    assert used == sum(map(len, frames))
+    output = b"".join(p for k, _, p in parsed if k == channel.OUTPUT).decode()
+    assert outcome.exit_code == 0
+    assert "GOT typed by supervise ✻" in output
+
+
+def start_recorder(tmp_path):
+    store = Store(tmp_path / "s.db")
+    sid = store.create_session(command="x", argv=["x"], cwd="/", pid=os.getpid())["id"]
+    config = RecorderConfig(
+        sid, str(tmp_path / "s.db"), str(tmp_path / "s.cast"), str(tmp_path / "s.log"),
+        {"width": 40, "height": 10, "timestamp": 1, "command": "x"},
+    )
+    frames_r, frames_w = os.pipe()
+    back_r, back_w = os.pipe()
+    thread = threading.Thread(target=serve, args=(config, frames_r, back_w))
+    thread.start()
+    return store, sid, channel.Outbox(frames_w), channel.Inbox(back_r), thread
+
+
+def test_markers_and_events_reach_the_cast_and_the_database(tmp_path):
+    store, sid, outbox, inbox, thread = start_recorder(tmp_path)
+    outbox.output(0.1, "hello \x1b[?2004h".encode())
+    outbox.event(0.2, "compaction_started", {"source": "regex"}, marker=True)
+    outbox.event(0.3, "note", {"x": 1})
+    outbox.end(0.4, {"exit_code": 0})
+    assert outbox.drain(5)
+    outbox.close()
+    messages = inbox.read_until(lambda m: "done" in m, 10)
+    thread.join(10)
+    assert {"modes": "\x1b[?2004l"} in messages  # the child left bracketed paste on
+    lines = [json.loads(l) for l in (tmp_path / "s.cast").read_text().splitlines()[1:]]
+    assert [0.2, "m", "compaction_started"] in lines
+    assert [(e["kind"], e["detail"]) for e in store.events(sid)] == [("compaction_started", {"source": "regex"}), ("note", {"x": 1})]
+    assert (tmp_path / "s.log").read_text() == "hello\n"
+    assert store.get_session(sid)["status"] == "active"  # a clean END leaves the status to the supervisor
+
+
+def test_recorder_keeps_what_it_got_when_the_supervisor_vanishes(tmp_path):
+    store, sid, outbox, inbox, thread = start_recorder(tmp_path)
+    outbox.output(0.1, b"line one\r\nline two\r\n")
+    assert outbox.drain(5)
+    outbox.close()  # no END frame: as if the supervisor was killed
+    thread.join(10)
+    assert store.get_session(sid)["status"] == "interrupted"
+    assert "line two" in (tmp_path / "s.cast").read_text()
+    assert (tmp_path / "s.log").read_text().splitlines() == ["line one", "line two"]
