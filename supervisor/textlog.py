@@ -4,9 +4,10 @@ An emulator keeps the screen. After each chunk of output we compare the visible 
 what they showed before, and a row's old text goes to the log when it leaves the screen:
 - scrolled off the top: always (that is ordinary output);
 - replaced in place (an Ink TUI redrawing, a full-screen clear, a program on the
-  alternate screen): only if it stayed up long enough to be read (`settle` seconds), is
-  not merely an update of itself (a spinner frame or a counter: same text once digits and
-  spinner glyphs are ignored), and has not moved elsewhere on the screen or just been logged;
+  alternate screen): only if it stayed up a moment (`settle` seconds), is not merely an
+  update of itself (a spinner frame or a counter: same text once digits and spinner glyphs
+  are ignored; or a line being typed or streamed: one text a prefix of the other), and has
+  not moved elsewhere on the screen or just been logged;
 - still on screen when the stream ends: the final screen.
 
 Pure logic over an `Emulator`; no I/O. Callers write what `feed` returns.
@@ -26,6 +27,12 @@ FEED_SLICE = 64 * 1024
 SPINNER_GLYPHS = "⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽✺·*●◐◓◑◒|/-\\ "
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
+
+
+def is_update(old: str, new: str) -> bool:
+    """Is `new` the same line as `old`, a moment later?"""
+    old, new = old.rstrip(), new.rstrip()
+    return shape(old) == shape(new) or (bool(new) and (new.startswith(old) or old.startswith(new)))
 
 
 def shape(text: str) -> str:
@@ -48,7 +55,7 @@ class Frame:
 
 
 class TextLog:
-    def __init__(self, emulator: Emulator, settle: float = 0.4, memory: int = 512):
+    def __init__(self, emulator: Emulator, settle: float = 0.15, memory: int = 512):
         self.emu = emulator
         self.settle = settle
         self.rows = [Row() for _ in range(emulator.rows)]
@@ -73,7 +80,7 @@ class TextLog:
         if entering and self._primary is None:
             self._primary = self.rows
             self.emu.feed(sequence)
-            self.rows = [Row(self.emu.row(i), t) for i in range(len(self.rows))]
+            self.rows = [Row(self._row(i), t) for i in range(len(self.rows))]
         elif not entering and self._primary is not None:
             for row in self.rows:
                 if row.text.strip() and t - row.since >= self.settle and row.text not in self._recent:
@@ -81,7 +88,7 @@ class TextLog:
                     self._remember(row.text)
             saved, self._primary = self._primary, None
             self.emu.feed(sequence)
-            current = [self.emu.row(i) for i in range(len(self.rows))]
+            current = [self._row(i) for i in range(len(self.rows))]
             self.rows = [saved[i] if i < len(saved) and saved[i].text == text else Row(text, t) for i, text in enumerate(current)]
         else:
             self._feed(t, sequence, frame)
@@ -103,22 +110,26 @@ class TextLog:
             self._diff(t, sorted(changed), frame)
 
     def _diff(self, t: float, changed: list[int], frame: Frame) -> None:
-        new_texts = {i: self.emu.row(i) for i in changed}
+        new_texts = {i: self._row(i) for i in changed}
         updates = [(i, new) for i, new in new_texts.items() if new != self.rows[i].text]
         if not updates:
             return
         visible = None
         for i, new in updates:
             old = self.rows[i]
-            if old.text.strip() and t - old.since >= self.settle and shape(old.text) != shape(new):
+            if old.text.strip() and t - old.since >= self.settle and not is_update(old.text, new):
                 if visible is None:
-                    visible = {self.emu.row(r) for r in range(len(self.rows))}
+                    visible = {self._row(r) for r in range(len(self.rows))}
                 if old.text not in visible and old.text not in self._recent:
                     frame.logged.append(old.text)
                     self._remember(old.text)
             self.rows[i] = Row(new, t)
             if new.strip():
                 frame.appeared.append((i, new))
+
+    def _row(self, index: int) -> str:
+        # Ink draws its input line with no-break spaces; a reader (and a regex) wants spaces.
+        return self.emu.row(index).replace("\xa0", " ")
 
     def _remember(self, text: str) -> None:
         self._recent[text] = None
@@ -128,13 +139,13 @@ class TextLog:
     def resize(self, t: float, cols: int, rows: int) -> Frame:
         frame = Frame(logged=self.emu.resize(cols, rows))
         old = {r.text: r.since for r in self.rows}
-        self.rows = [Row(text, old.get(text, t)) for text in (self.emu.row(i) for i in range(rows))]
+        self.rows = [Row(text, old.get(text, t)) for text in (self._row(i) for i in range(rows))]
         return frame
 
     def finish(self) -> list[str]:
         """The final screen (trailing blank rows dropped), after anything held back."""
         lines = self.emu.flush()
-        screen = [self.emu.row(i) for i in range(len(self.rows))]
+        screen = [self._row(i) for i in range(len(self.rows))]
         while screen and not screen[-1].strip():
             screen.pop()
         return lines + screen

@@ -93,3 +93,19 @@ def test_appeared_lines_fire_once_per_distinct_text():
     for i in range(20):
         seen += log.feed(i * 0.05, "\x1b[H\x1b[2KConversation compacted").appeared
     assert seen == [(0, "Conversation compacted")]
+
+
+def test_a_line_being_typed_or_streamed_is_logged_once_complete():
+    chunks = [(0.0, "\x1b[H> ")]
+    t = 0.0
+    for ch in "fix the flaky test":
+        t += 0.3  # slow typing: every partial line stays up long enough to read
+        chunks.append((t, ch))
+    chunks.append((t + 0.3, "\r\n● On it.\r\n"))
+    chunks.append((t + 1.0, "\x1b[2J\x1b[Hsomething else entirely"))
+    lines = render(chunks, cols=40, rows=6)
+    assert lines == ["> fix the flaky test", "● On it.", "something else entirely"]
+
+
+def test_no_break_spaces_read_as_spaces():
+    assert render([(0.0, "❯\u00a0turn 3\r\n")])[0] == "❯ turn 3"

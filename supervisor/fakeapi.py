@@ -1,0 +1,328 @@
+"""A fake Anthropic Messages API: a real HTTP server on 127.0.0.1 that records what it was sent.
+
+The one part of the system that cannot be real here is the model. This server speaks enough
+of the Messages API for the real Claude Code and for the `anthropic` SDK: `POST
+/v1/messages` streaming (SSE) and not, text and tool use, errors with the API's status codes
+and bodies, `count_tokens`, `/v1/models`, `HEAD /api/hello`. Replies are scripted by rules
+(first matching rule wins, each used a set number of times), else a default that answers
+title requests, compaction-summary requests and ordinary turns plausibly.
+
+    with FakeAnthropic() as api:
+        api.add({"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"},
+                match=lambda r: r.last_user_text().startswith("turn 3"))
+        ... ANTHROPIC_BASE_URL=api.url ...
+        api.requests  # everything it was sent
+
+`python -m supervisor.fakeapi --port 8765` runs one by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlparse
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+COMPACTION_MARK = "REMINDER: Do NOT call any tools"
+_ids = itertools.count(1)
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict
+
+    @property
+    def streaming(self) -> bool:
+        return bool(self.body.get("stream"))
+
+    def texts(self, role: str | None = None) -> list[str]:
+        """Every text block of the messages (of one role, if given), in order."""
+        out = []
+        for message in self.body.get("messages", []):
+            if role and message.get("role") != role:
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                out.append(content)
+                continue
+            for block in content or []:
+                if block.get("type") == "text":
+                    out.append(block.get("text", ""))
+                elif block.get("type") == "tool_result":
+                    inner = block.get("content")
+                    if isinstance(inner, str):
+                        out.append(inner)
+                    else:
+                        out.extend(b.get("text", "") for b in inner or [] if b.get("type") == "text")
+        return out
+
+    def last_user_text(self) -> str:
+        texts = self.texts("user")
+        return texts[-1] if texts else ""
+
+    def all_text(self) -> str:
+        system = self.body.get("system", "")
+        if isinstance(system, list):
+            system = "\n".join(b.get("text", "") for b in system)
+        return "\n".join([system, *self.texts()])
+
+    @property
+    def is_compaction(self) -> bool:
+        return COMPACTION_MARK in self.last_user_text()
+
+    @property
+    def has_tools(self) -> bool:
+        return bool(self.body.get("tools"))
+
+
+Reply = dict[str, Any]
+Responder = Callable[[Request], Reply]
+
+
+@dataclass
+class Rule:
+    reply: Reply | Responder
+    match: Callable[[Request], bool] | None = None
+    times: int | None = 1  # None: forever
+    used: int = 0
+
+
+def default_reply(req: Request) -> Reply:
+    if req.is_compaction:
+        return {
+            "text": "<analysis>The user and assistant worked through a few turns.</analysis>\n"
+            "<summary>1. Primary Request: continue the test conversation.\n"
+            "2. Current Work: answering numbered turns.</summary>"
+        }
+    if not req.has_tools and len(req.body.get("messages", [])) <= 1:
+        return {"text": '{"title": "Test session"}' if "title" in req.all_text().lower() else "Test session"}
+    last = req.last_user_text().strip().splitlines()
+    return {"text": f"Reply to: {last[-1][:60] if last else '(empty)'}"}
+
+
+class FakeAnthropic:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, model: str = "claude-sonnet-4-5"):
+        self.model = model
+        self.requests: list[Request] = []
+        self.rules: list[Rule] = []
+        self.default: Responder = default_reply
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer((host, port), self._handler())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def add(self, reply: Reply | Responder, match: Callable[[Request], bool] | None = None, times: int | None = 1) -> Rule:
+        rule = Rule(reply, match, times)
+        with self._lock:
+            self.rules.append(rule)
+        return rule
+
+    def messages(self) -> list[Request]:
+        """The model calls (not probes or token counts)."""
+        with self._lock:
+            return [r for r in self.requests if r.path == "/v1/messages"]
+
+    def start(self) -> "FakeAnthropic":
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "FakeAnthropic":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _choose(self, req: Request) -> Reply:
+        with self._lock:
+            for rule in self.rules:
+                if rule.times is not None and rule.used >= rule.times:
+                    continue
+                if rule.match is None or rule.match(req):
+                    rule.used += 1
+                    reply = rule.reply
+                    break
+            else:
+                reply = self.default
+        return reply(req) if callable(reply) else reply
+
+    def _handler(self):
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_HEAD(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                path = urlparse(self.path).path
+                if path.startswith("/v1/models"):
+                    self._json(200, {"data": [{"type": "model", "id": api.model, "display_name": api.model}], "has_more": False})
+                else:
+                    self._json(200, {})
+
+            def do_POST(self) -> None:
+                path = urlparse(self.path).path
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"_unparsed": raw.decode(errors="replace")}
+                req = Request("POST", path, {k.lower(): v for k, v in self.headers.items()}, body)
+                with api._lock:
+                    api.requests.append(req)
+                if path == "/v1/messages/count_tokens":
+                    self._json(200, {"input_tokens": max(1, len(req.all_text()) // 4)})
+                elif path == "/v1/messages":
+                    self._messages(req, api._choose(req))
+                else:
+                    self._json(200, {})
+
+            def _json(self, status: int, data: Any, headers: dict | None = None) -> None:
+                payload = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("request-id", f"req_fake_{next(_ids)}")
+                for k, v in (headers or {}).items():
+                    self.send_header(k, str(v))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _messages(self, req: Request, reply: Reply) -> None:
+                if reply.get("delay"):
+                    time.sleep(reply["delay"])
+                if "status" in reply and reply["status"] != 200:
+                    status = reply["status"]
+                    error = {"type": reply.get("error_type", ERROR_TYPES.get(status, "api_error")), "message": reply.get("message", "fake error")}
+                    self._json(status, {"type": "error", "error": error}, reply.get("headers"))
+                    return
+                if "raw" in reply:
+                    payload = reply["raw"].encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                message = build_message(req, reply, api.model)
+                if req.streaming:
+                    self._stream(message, reply.get("chunk", 40), reply.get("chunk_delay", 0.0))
+                else:
+                    self._json(200, message)
+
+            def _stream(self, message: dict, chunk: int, chunk_delay: float) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for event in sse_events(message, chunk):
+                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                    if chunk_delay and event["type"] == "content_block_delta":
+                        time.sleep(chunk_delay)
+
+        return Handler
+
+
+def build_message(req: Request, reply: Reply, model: str) -> dict:
+    content: list[dict] = []
+    if reply.get("text"):
+        content.append({"type": "text", "text": reply["text"]})
+    tool = reply.get("tool_use")
+    if tool:
+        content.append({"type": "tool_use", "id": tool.get("id", f"toolu_fake{next(_ids):06d}"), "name": tool["name"], "input": tool.get("input", {})})
+    if not content:
+        content.append({"type": "text", "text": ""})
+    usage = {"input_tokens": max(1, len(req.all_text()) // 4), "output_tokens": max(1, sum(len(json.dumps(c)) for c in content) // 4)}
+    usage.update(reply.get("usage", {}))
+    return {
+        "id": f"msg_fake{next(_ids):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": req.body.get("model", model),
+        "content": content,
+        "stop_reason": "tool_use" if tool else "end_turn",
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def sse_events(message: dict, chunk: int = 40):
+    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
+    yield {"type": "message_start", "message": start}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            yield {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            text = block["text"]
+            for i in range(0, len(text), chunk):
+                yield {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text[i : i + chunk]}}
+        else:
+            yield {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}}
+            partial = json.dumps(block["input"])
+            for i in range(0, len(partial), chunk):
+                yield {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": partial[i : i + chunk]}}
+        yield {"type": "content_block_stop", "index": index}
+    yield {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}, "usage": {"output_tokens": message["usage"]["output_tokens"]}}
+    yield {"type": "message_stop"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="Run a fake Anthropic Messages API on 127.0.0.1.")
+    ap.add_argument("--port", type=int, default=8765)
+    ap.add_argument("--log", help="append every request as a JSON line to this file")
+    args = ap.parse_args()
+    api = FakeAnthropic(port=args.port).start()
+    print(f"fake Anthropic API at {api.url} (Ctrl-C to stop)", flush=True)
+    seen = 0
+    try:
+        while True:
+            time.sleep(0.2)
+            if args.log and len(api.requests) > seen:
+                with open(args.log, "a") as fh:
+                    for r in api.requests[seen:]:
+                        fh.write(json.dumps({"path": r.path, "body": r.body}) + "\n")
+                seen = len(api.requests)
+    except KeyboardInterrupt:
+        api.stop()
+
+
+if __name__ == "__main__":
+    main()

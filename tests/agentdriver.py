@@ -1,0 +1,98 @@
+"""Drive a real agent CLI under `supervise` in a real PTY, reading the screen as a person would."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import avt
+import pexpect
+
+from conftest import ROOT, SUPERVISE, require
+
+AGENTS = ROOT / "tests" / "agents" / "node_modules"
+CLAUDE_VERSION = json.loads((ROOT / "tests" / "agents" / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
+
+
+def claude_bin() -> str:
+    path = AGENTS / ".bin" / "claude"
+    require(path.exists(), f"Claude Code is not installed (run: npm install --prefix {AGENTS.parent})")
+    return str(path)
+
+
+def claude_env(home: Path, project: Path, api_url: str) -> dict:
+    """A HOME where Claude Code is onboarded and trusts `project`, talking to `api_url`."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True,
+        "theme": "dark",
+        "projects": {str(project): {"hasTrustDialogAccepted": True}},
+    }))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
+    env.update(
+        HOME=str(home),
+        ANTHROPIC_BASE_URL=api_url,
+        ANTHROPIC_AUTH_TOKEN="fake-token",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        TERM="xterm-256color",
+    )
+    return env
+
+
+class Screen:
+    """A supervised program in a PTY, with its screen kept by an emulator."""
+
+    def __init__(self, args: list[str], env: dict, cwd: Path, cols: int = 120, rows: int = 40):
+        self.child = pexpect.spawn(SUPERVISE[0], [*SUPERVISE[1:], *args], env=env, cwd=str(cwd), dimensions=(rows, cols), encoding="utf-8", codec_errors="replace", timeout=30)
+        self.vt = avt.Vt(cols, rows)
+        self.raw = []
+
+    def pump(self, timeout: float = 0.1) -> None:
+        try:
+            while True:
+                data = self.child.read_nonblocking(65536, timeout=timeout)
+                self.raw.append(data)
+                self.vt.feed_str(data)
+                timeout = 0.02
+        except pexpect.TIMEOUT:
+            pass
+        except pexpect.EOF:
+            pass
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.vt.text())
+
+    def wait(self, pattern: str, timeout: float = 30.0) -> re.Match:
+        deadline = time.monotonic() + timeout
+        rx = re.compile(pattern)
+        while time.monotonic() < deadline:
+            self.pump()
+            m = rx.search(self.text())
+            if m:
+                return m
+            if not self.child.isalive():
+                self.pump()
+                m = rx.search(self.text())
+                if m:
+                    return m
+                break
+        raise AssertionError(f"screen never showed {pattern!r}; it shows:\n{self.text()[-3000:]}")
+
+    def type(self, text: str, enter: bool = True) -> None:
+        """Text first, Enter on its own a moment later (an Enter inside a burst is taken as paste)."""
+        self.child.send(text)
+        self.pump(0.4)
+        if enter:
+            self.child.send("\r")
+            self.pump(0.1)
+
+    def close(self) -> int | None:
+        deadline = time.monotonic() + 15
+        while self.child.isalive() and time.monotonic() < deadline:
+            self.pump()
+        self.child.close(force=True)
+        return self.child.exitstatus
