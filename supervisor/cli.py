@@ -50,6 +50,7 @@ def run(
     agent: Optional[str] = typer.Option(None, "--agent", help="Pattern set to use (default: the command's name)."),
     record_input: bool = typer.Option(False, "--record-input", help="Also record keystrokes (may capture secrets)."),
     emulator: str = typer.Option("avt", "--emulator", help="Terminal emulator for the text log: avt or pyte."),
+    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file (repeatable); overrides by agent name."),
 ) -> None:
     """Run COMMAND under the supervisor: `supervise run [OPTIONS] -- COMMAND [ARGS]...`"""
     from .emulator import EMULATORS
@@ -59,7 +60,10 @@ def run(
         _usage_no_command()
     if emulator not in EMULATORS:
         raise SuperviseError(f"unknown emulator '{emulator}'", f"use one of: {', '.join(EMULATORS)}", exit_code=2)
-    opts = RunOptions(argv=list(command), name=name, agent=agent, record_input=record_input, emulator=emulator)
+    opts = RunOptions(
+        argv=list(command), name=name, agent=agent, record_input=record_input, emulator=emulator,
+        pattern_files=[str(p) for p in pattern_files or []],
+    )
     raise typer.Exit(run_session(opts))
 
 
@@ -84,10 +88,12 @@ def resume(
     store.close()
     if not Path(old["cwd"]).is_dir():
         raise SuperviseError(f"the session's directory {old['cwd']} no longer exists", "recreate it or cd elsewhere and run anew")
+    # The stored agent is what was in use; pass it on only if the command alone would not choose it.
+    agent = old["agent"] if old["agent"] not in (None, Path(old["argv"][0]).name) else None
     opts = RunOptions(
         argv=list(old["argv"]) + list(extra or []),
         name=old["name"],
-        agent=old["agent"],
+        agent=agent,
         cwd=old["cwd"],
         parent_id=old["id"],
     )
@@ -160,6 +166,64 @@ def export(
         raise SuperviseError(f"cannot write {output}: {exc.strerror or exc}") from exc
 
 
+patterns_app = typer.Typer(help="Pattern files: which screen lines mean compaction, idle, a dialog...", no_args_is_help=True)
+app.add_typer(patterns_app, name="patterns")
+
+
+@patterns_app.command("list")
+def patterns_list(
+    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file to include."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the pattern sets in use (shipped, yours, extra) and their patterns."""
+    from . import patterns as pf
+
+    sets = pf.load_all(pattern_files or [])
+    if as_json:
+        typer.echo(json.dumps([
+            {"agent": s.agent, "title": s.title, "commands": s.commands, "source": str(s.source), "overrides": [str(o) for o in s.overrides],
+             "patterns": [{"name": p.name, "event": p.event, "regex": p.regex.pattern, "seen_on": p.seen_on, "status": p.status} for p in s.patterns]}
+            for s in sets.values()
+        ], indent=2, ensure_ascii=False))
+        return
+    typer.echo(f"shipped: {pf.builtin_dir()}\nyours:   {pf.user_dir()}")
+    for s in sets.values():
+        typer.echo(f"\n{s.agent} ({s.title}) — commands: {', '.join(s.commands)} — {s.source}")
+        for o in s.overrides:
+            typer.echo(f"  overrides {o}")
+        for p in s.patterns:
+            typer.echo(f"  {p.event:<20} {p.name:<32} {p.status:<9} {p.seen_on:<8} {p.regex.pattern}")
+
+
+@patterns_app.command("check")
+def patterns_check(
+    file: Path = typer.Argument(..., help="A session.cast or a text log."),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Pattern set (default: from the recording's command)."),
+    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file (e.g. the one you are writing)."),
+) -> None:
+    """Print every pattern match in a recording or text log, with its time or line."""
+    from . import patterns as pf
+    from .patterncheck import cast_command, check, is_cast
+
+    sets = pf.load_all(pattern_files or [])
+    name = agent or (cast_command(file) if file.is_file() and is_cast(file) else None)
+    chosen = pf.select(sets, name) if name else None
+    if chosen is None:
+        raise SuperviseError(
+            f"no pattern set for {'agent ' + repr(name) if name else file}",
+            f"pass --agent (one of: {', '.join(sorted(sets))})",
+            exit_code=2,
+        )
+    kind, found = check(file, chosen)
+    count = 0
+    for d in found:
+        where = f"{d.t:>9.3f}s" if kind == "cast" else f"line {int(d.t):>5}"
+        values = " ".join(f"{k}={v}" for k, v in d.values.items())
+        typer.echo(f"{where}  {d.kind:<20} {(d.pattern or '-'):<36} {d.text}{'  [' + values + ']' if values else ''}")
+        count += 1
+    typer.echo(f"{count} match{'es' if count != 1 else ''} ({chosen.agent} patterns, {file.name})", err=True)
+
+
 @app.command("db-path")
 def db_path() -> None:
     """Print the database path, e.g. for `datasette "$(supervise db-path)"`."""
@@ -187,6 +251,7 @@ def route(argv: list[str]) -> list[str]:
         return argv
     first = argv[0]
     commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
+    commands |= {g.name for g in app.registered_groups}
     if first in commands or first in ("-h", "--help"):
         return argv
     return ["run", *argv]

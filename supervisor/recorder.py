@@ -21,10 +21,13 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import asciicast, channel, emulator as emulators, paths
+from . import asciicast, channel, emulator as emulators, paths, patterns as patternfiles, transcript
+from .detector import Detector
+from .errors import SuperviseError
+from .events import EventSink
 from .store import ACTIVE, INTERRUPTED, Event, Store, utcnow
 from .termmodes import ModeTracker
 from .textlog import Frame, TextLog
@@ -37,6 +40,8 @@ COALESCE = 0.010
 # Text waiting to be rendered. Past this the recorder stops reading from the loop, which in
 # turn stops reading the PTY: memory stays bounded under any flood.
 RENDER_BACKLOG_CAP = 8 << 20
+# Past this much queued output, rendering joins events to catch up (detail may be lost).
+CATCH_UP = 256 << 10
 
 
 @dataclass
@@ -47,6 +52,11 @@ class RecorderConfig:
     log_path: str
     header: dict
     emulator: str = emulators.DEFAULT_EMULATOR
+    agent: str | None = None  # pattern set to detect with
+    pattern_files: list[str] = field(default_factory=list)
+    start_monotonic: float | None = None  # the loop's time zero, to measure detection latency
+    started_wall: float | None = None  # the same moment by the wall clock (transcript timestamps)
+    transcript_dir: str | None = None  # Claude Code's project folder to follow
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -57,8 +67,9 @@ class RecorderConfig:
 
 
 class Recorder:
-    def __init__(self, config: RecorderConfig, report: Callable[[str], None] | None = None):
+    def __init__(self, config: RecorderConfig, report: Callable[[str], None] | None = None, tell: Callable[[dict], None] | None = None):
         self.config = config
+        self._tell = tell or (lambda message: None)
         self.modes = ModeTracker()
         self.listeners: list[FrameListener] = []
         self._report = report or (lambda msg: print(msg, file=sys.stderr))
@@ -74,12 +85,106 @@ class Recorder:
         self._log = paths.open_private(Path(config.log_path), "w", encoding="utf-8")
         self.textlog = TextLog(emulators.make(config.emulator, h["width"], h["height"]))
         self._store: Store | None = None
+        self._cast_lock = threading.Lock()
         try:
             self._store = Store(Path(config.db_path))
         except Exception as exc:  # the recording matters more than the events table
             self._fail("event store", exc)
+        self.sink = EventSink(self._open_store(), config.session_id, self._marker, self._tell, config.start_monotonic)
+        self._detect_lock = threading.Lock()
+        self.detector = Detector(self._load_patterns())
+        self.listeners.append(self._detect)
+        self._pattern_observer = self._watch_patterns() if config.agent else None
+        self.transcript: transcript.TranscriptFollower | None = None
+        if config.transcript_dir:
+            self.transcript = transcript.TranscriptFollower(Path(config.transcript_dir), self._on_transcript)
+            self.transcript.start()
         self._render_thread = threading.Thread(target=self._render_worker, name="supervise-render", daemon=True)
         self._render_thread.start()
+
+    def _open_store(self) -> Store | None:
+        try:
+            return Store(Path(self.config.db_path))
+        except Exception as exc:
+            self._fail("event store", exc)
+            return None
+
+    # -- detection (render thread, pattern watcher, transcript watcher) --------------------------
+
+    def _load_patterns(self):
+        if not self.config.agent:
+            return None
+        sets = patternfiles.load_all([Path(p) for p in self.config.pattern_files])
+        return patternfiles.select(sets, self.config.agent)
+
+    def _detect(self, t: float, frame) -> None:
+        screen = [row.text for row in self.textlog.rows]
+        with self._detect_lock:
+            found = self.detector.feed(t, frame.appeared, screen)
+        for d in found:
+            self.sink.emit(d.kind, d.t, d.detail(), "regex")
+
+    def reload_patterns(self) -> None:
+        """A pattern file changed: use the new patterns, or keep the old ones if it is broken."""
+        try:
+            loaded = self._load_patterns()
+        except SuperviseError as exc:
+            self._report(f"{exc} (kept the previous patterns)")
+            self.sink.emit("patterns_error", self._now(), {"error": exc.message}, "patterns")
+            return
+        with self._detect_lock:
+            self.detector.set_patterns(loaded)
+        self.sink.emit("patterns_reloaded", self._now(), {"patterns": len(loaded.patterns) if loaded else 0}, "patterns")
+
+    def _watch_patterns(self):
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        recorder = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event) -> None:
+                path = os.fsdecode(getattr(event, "dest_path", "") or event.src_path)
+                if path.endswith(".toml") and event.event_type in ("modified", "created", "moved", "deleted"):
+                    recorder.reload_patterns()
+
+        observer = Observer()
+        watched = set()
+        for path in patternfiles.watched_paths([Path(p) for p in self.config.pattern_files]):
+            folder = path if path.is_dir() else path.parent
+            if folder.is_dir() and folder not in watched:
+                observer.schedule(Handler(), str(folder), recursive=False)
+                watched.add(folder)
+        observer.daemon = True
+        try:
+            observer.start()
+        except Exception as exc:
+            self._fail("pattern watcher", exc)
+            return None
+        return observer
+
+    def _now(self) -> float:
+        import time
+
+        return time.monotonic() - self.config.start_monotonic if self.config.start_monotonic else 0.0
+
+    def _on_transcript(self, record: dict, path: Path) -> None:
+        sid = record.get("sessionId")
+        if sid and sid != getattr(self, "_agent_session_id", None):
+            self._agent_session_id = sid
+            self.sink.set_agent_session_id(sid)
+        detail = transcript.compaction(record)
+        if detail is None:
+            return
+        wall = transcript.timestamp(record)
+        t = wall - self.config.started_wall if wall and self.config.started_wall else self._now()
+        detail["transcript"] = path.name
+        self.sink.emit("compaction_finished", max(0.0, t), detail, "transcript")
+
+    def _marker(self, t: float, kind: str) -> None:
+        with self._cast_lock:
+            self._cast.write(t, "m", kind)
+            self._cast.flush()
 
     def _fail(self, where: str, exc: BaseException) -> None:
         if where not in self._errors:
@@ -92,6 +197,7 @@ class Recorder:
         """Record one batch of frames. Returns the END frame's detail when the loop says it is done."""
         events: list[Event] = []
         end = None
+        self._cast_lock.acquire()
         for kind, t, payload in _coalesce(frames):
             try:
                 if kind == channel.OUTPUT:
@@ -115,6 +221,8 @@ class Recorder:
             self._cast.flush()
         except OSError as exc:
             self._fail("recording", exc)
+        finally:
+            self._cast_lock.release()
         self.add_events(events)
         return end
 
@@ -155,12 +263,18 @@ class Recorder:
         """Let rendering catch up, write the final screen, close everything."""
         self._render_q.put((_STOP, 0.0, None))
         self._render_thread.join()
+        if self.transcript is not None:
+            self.transcript.stop()
+        if self._pattern_observer is not None:
+            self._pattern_observer.stop()
         try:
             self._cast.close()
         except OSError as exc:
             self._fail("recording", exc)
         if self._store is not None:
             self._store.close()
+        if self.sink.store is not None:
+            self.sink.store.close()
 
     # -- render thread ----------------------------------------------------------------------------
 
@@ -185,11 +299,18 @@ class Recorder:
             self._fail("text log", exc)
 
     def _render_batch(self, batch: list) -> bool:
+        """Feed output as it was recorded, one event at a time, so a line that was on screen
+        for a moment (a spinner shown for 45 ms) is seen by the detector. Only when far
+        behind are queued events joined, to catch up."""
+        behind = sum(len(p) for code, _, p in batch if code == "o") > CATCH_UP
         pending: list[str] = []
         pending_t = 0.0
         stop = False
         for code, t, payload in batch:
             if code == "o":
+                if not behind:
+                    self._render(t, payload)
+                    continue
                 pending.append(payload)
                 pending_t = t
                 continue
@@ -246,16 +367,18 @@ def _coalesce(frames: list[tuple[bytes, float, bytes]]) -> list[tuple[bytes, flo
 def serve(config: RecorderConfig, in_fd: int, back_fd: int) -> None:
     """The recorder process's main loop."""
     back_ok = True
+    tell_lock = threading.Lock()
 
     def tell(message: dict) -> None:
         nonlocal back_ok
-        if back_ok:
-            try:
-                channel.send_message(back_fd, message)
-            except OSError:
-                back_ok = False  # the loop is gone; keep recording anyway
+        with tell_lock:  # several threads report; one line at a time
+            if back_ok:
+                try:
+                    channel.send_message(back_fd, message)
+                except OSError:
+                    back_ok = False  # the loop is gone; keep recording anyway
 
-    recorder = Recorder(config, report=lambda msg: tell({"error": msg}))
+    recorder = Recorder(config, report=lambda msg: tell({"error": msg}), tell=tell)
     end = None
     for batch in channel.read_batches(in_fd):
         end = recorder.handle(batch)

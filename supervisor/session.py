@@ -15,7 +15,9 @@ from pathlib import Path
 
 from ptyprocess import PtyProcess
 
-from . import paths, tty
+from . import paths, transcript, tty
+from . import patterns as patternfiles
+from .patterns import PatternSet
 from .errors import SuperviseError
 from .channel import Inbox, Outbox
 from .pty_loop import PtyLoop
@@ -36,13 +38,23 @@ class RunOptions:
     cwd: str = field(default_factory=os.getcwd)
     parent_id: str | None = None
     emulator: str = "avt"
+    pattern_files: list[str] = field(default_factory=list)
 
 
-def agent_name(argv: list[str], explicit: str | None) -> str:
-    """The pattern set to use: --agent, else the command's basename (`/usr/bin/claude` -> `claude`)."""
-    if explicit:
-        return explicit
-    return Path(argv[0]).name
+def choose_patterns(opts: RunOptions, env: Mapping[str, str]) -> tuple[str, PatternSet | None]:
+    """The agent name and its pattern set: --agent, else the command's name
+    (`/usr/bin/claude` selects the set whose commands include `claude`). Every pattern file
+    is validated first: a broken one stops the session before it starts."""
+    sets = patternfiles.load_all([Path(p) for p in opts.pattern_files], env)
+    wanted = opts.agent or Path(opts.argv[0]).name
+    chosen = patternfiles.select(sets, wanted)
+    if opts.agent and chosen is None:
+        raise SuperviseError(
+            f"no pattern set for agent '{opts.agent}'",
+            f"use one of: {', '.join(sorted(sets))}, or add a file to {patternfiles.user_dir(env)}",
+            exit_code=2,
+        )
+    return (chosen.agent if chosen else wanted), chosen
 
 
 def run(
@@ -55,13 +67,14 @@ def run(
 ) -> int:
     env = dict(os.environ if env is None else env)
     stderr = stderr or sys.stderr
+    agent, pattern_set = choose_patterns(opts, env)
     store = Store.open_default(env)
     command = shlex.join(opts.argv)
     session = store.create_session(
         name=opts.name,
         command=command,
         argv=opts.argv,
-        agent=agent_name(opts.argv, opts.agent),
+        agent=agent,
         cwd=opts.cwd,
         pid=os.getpid(),
         parent_id=opts.parent_id,
@@ -107,7 +120,20 @@ def run(
         "title": opts.name,
         "env": {k: env[k] for k in ("TERM", "SHELL") if k in env},
     }
-    config = RecorderConfig(sid, str(store.path), str(cast_path), str(log_path), header, opts.emulator)
+    start = time.monotonic()
+    config = RecorderConfig(
+        sid,
+        str(store.path),
+        str(cast_path),
+        str(log_path),
+        header,
+        opts.emulator,
+        agent=pattern_set.agent if pattern_set else None,
+        pattern_files=[str(Path(p).resolve()) for p in opts.pattern_files],
+        start_monotonic=start,
+        started_wall=time.time(),
+        transcript_dir=str(transcript.project_dir(child_env, opts.cwd)) if agent == "claude" else None,
+    )
     outbox, inbox, recorder = _start_recorder(config, env, sdir)
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
     notes: list[str] = []
@@ -120,6 +146,7 @@ def run(
         stdout_fd=stdout_fd,
         size=lambda: tty.size(stdout_fd, stdin_fd, env=env),
         record_input=opts.record_input,
+        start=start,
     )
     outcome = None
     try:

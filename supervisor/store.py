@@ -67,6 +67,12 @@ def m001_sessions_and_events(db: sqlite_utils.Database) -> None:
     db["events"].create_index(["kind"])
 
 
+@migrations()
+def m002_agent_session_id(db: sqlite_utils.Database) -> None:
+    # The agent's own id for the session (Claude Code's session uuid), needed to resume it.
+    db["sessions"].add_column("agent_session_id", str)
+
+
 def _apply_migrations(db: sqlite_utils.Database) -> None:
     try:
         migrations.apply(db)
@@ -191,18 +197,17 @@ class Store:
     # -- events -----------------------------------------------------------------------------
 
     def add_events(self, session_id: str, events: Iterable[Event]) -> None:
-        rows = [
-            {
-                "session_id": session_id,
-                "time": e.time,
-                "offset": round(e.offset, 6),
-                "kind": e.kind,
-                "detail": json.dumps(dict(e.detail), ensure_ascii=False),
-            }
-            for e in events
-        ]
+        rows = [_event_row(session_id, e) for e in events]
         if rows:
             self.db["events"].insert_all(rows)
+
+    def add_event(self, session_id: str, event: Event) -> int:
+        table = self.db["events"]
+        table.insert(_event_row(session_id, event))
+        return table.last_pk
+
+    def update_event_detail(self, event_id: int, detail: Mapping[str, Any]) -> None:
+        self.db["events"].update(event_id, {"detail": json.dumps(dict(detail), ensure_ascii=False)})
 
     def events(self, session_id: str) -> list[dict]:
         out = []
@@ -211,6 +216,16 @@ class Store:
             row["detail"] = json.loads(row["detail"]) if row["detail"] else {}
             out.append(row)
         return out
+
+
+def _event_row(session_id: str, e: Event) -> dict:
+    return {
+        "session_id": session_id,
+        "time": e.time,
+        "offset": round(e.offset, 6),
+        "kind": e.kind,
+        "detail": json.dumps(dict(e.detail), ensure_ascii=False),
+    }
 
 
 def _decode_session(row: Mapping[str, Any]) -> dict:

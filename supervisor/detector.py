@@ -1,0 +1,165 @@
+"""Match an agent's rendered screen lines against its patterns. Pure: no I/O.
+
+Input is what the text-log renderer says appeared on screen (a row whose text changed) and
+the screen as it is now. A match fires once for as long as its line stays on screen: an Ink
+TUI redrawing a line fifty times, or a spinner rotating its glyph, is one detection. It can
+fire again once the line has been gone for `grace` seconds. `context_low` fires only at or
+below the set's threshold. Idleness is a state, not a line: an idle line on screen and no
+busy line ("esc to interrupt"), and `idle_prompt` fires when the agent becomes idle. Lines
+that look related to compaction or context but match no pattern are reported once each as
+`unrecognized` (a line being typed counts once), so users can write patterns for what they see.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .patterns import Pattern, PatternSet
+from .textlog import is_update, shape
+
+LOOKS_RELATED = re.compile(r"compact|compress|context|summari[sz]", re.IGNORECASE)
+
+
+@dataclass
+class Detection:
+    kind: str
+    t: float
+    text: str
+    pattern: str | None = None  # "agent/name"; None for unrecognized
+    row: int | None = None
+    values: dict = field(default_factory=dict)
+
+    def detail(self) -> dict:
+        out = {"text": self.text, "row": self.row}
+        values = dict(self.values)
+        also = values.pop("also", [])
+        if self.pattern:
+            out["patterns"] = [self.pattern, *(a["pattern"] for a in also)]
+        out.update(values)
+        return out
+
+
+class Detector:
+    def __init__(self, patterns: PatternSet | None, grace: float = 0.2, unrecognized: bool = True):
+        self.patterns = patterns
+        self.grace = grace
+        self.unrecognized = unrecognized and patterns is not None
+        # (pattern, key) -> (pattern, last time seen on screen)
+        self._active: dict[tuple[str, str], tuple[Pattern, float]] = {}
+        self._reported_unrecognized: set[str] = set()
+        self._unrecognized_rows: dict[int, str] = {}
+        self.idle = False
+
+    def set_patterns(self, patterns: PatternSet | None) -> None:
+        self.patterns = patterns
+        self._active.clear()
+
+    def feed(self, t: float, appeared: list[tuple[int, str]], screen: list[str]) -> list[Detection]:
+        if self.patterns is None:
+            return []
+        found = []
+        for row, text in appeared:
+            matched = False
+            for pattern in self.patterns.patterns:
+                m = pattern.regex.search(text)
+                if not m:
+                    continue
+                matched = True
+                if pattern.event in ("idle_prompt", "busy"):
+                    continue  # a state, decided below from the whole screen
+                values = _values(pattern.event, m)
+                if pattern.event == "context_low" and values["pct_left"] > self.patterns.context_low_at:
+                    continue
+                key = (pattern.qualified, _key(pattern.event, m, values))
+                # The same sighting if its line was on screen in a frame before this one, or
+                # left it less than `grace` ago (Ink may erase and redraw in separate writes).
+                earlier = self._active.get(key)
+                self._active[key] = (pattern, t)
+                if earlier is not None and t - earlier[1] <= self.grace:
+                    continue
+                found.append(Detection(pattern.event, t, text.strip(), pattern.qualified, row, values))
+            if not matched and self.unrecognized and LOOKS_RELATED.search(text):
+                found.extend(self._unrecognized(t, row, text))
+        if self._active:
+            self._expire(t, screen)
+        found.extend(self._idleness(t, screen))
+        return _one_per_kind(found)
+
+    def _unrecognized(self, t: float, row: int, text: str) -> list[Detection]:
+        previous = self._unrecognized_rows.get(row)
+        self._unrecognized_rows[row] = text
+        s = shape(text)
+        if s in self._reported_unrecognized or (previous is not None and is_update(previous, text)):
+            return []
+        self._reported_unrecognized.add(s)
+        return [Detection("unrecognized", t, text.strip(), None, row)]
+
+    def _idleness(self, t: float, screen: list[str]) -> list[Detection]:
+        idle_patterns = self.patterns.of("idle_prompt")
+        if not idle_patterns:
+            return []
+        busy_patterns = self.patterns.of("busy")
+        idle_line = None
+        for row, line in enumerate(screen):
+            if any(p.regex.search(line) for p in busy_patterns):
+                idle_line = None
+                break
+            if idle_line is None:
+                for p in idle_patterns:
+                    if p.regex.search(line):
+                        idle_line = (row, line, p)
+                        break
+        was, self.idle = self.idle, idle_line is not None
+        if self.idle and not was:
+            row, line, p = idle_line
+            return [Detection("idle_prompt", t, line.strip(), p.qualified, row)]
+        return []
+
+    def _expire(self, t: float, screen: list[str]) -> None:
+        """After a frame: note which sightings are still on screen; forget those gone for
+        longer than `grace`."""
+        for key, (pattern, last) in list(self._active.items()):
+            if any(_sighting(pattern, line) == key[1] for line in screen):
+                self._active[key] = (pattern, t)
+            elif t - last > self.grace:
+                del self._active[key]
+
+
+def _one_per_kind(found: list[Detection]) -> list[Detection]:
+    """Several patterns of one kind on one screen (a dialog's question and its footer) are
+    one sighting: the first, naming every pattern that matched."""
+    out: dict[str, Detection] = {}
+    for d in found:
+        first = out.get(d.kind)
+        if first is None or d.kind == "unrecognized":
+            out[d.kind if d.kind != "unrecognized" else f"u{len(out)}"] = d
+        else:
+            first.values.setdefault("also", []).append({"pattern": d.pattern, "text": d.text})
+    return list(out.values())
+
+
+def _sighting(pattern: Pattern, line: str) -> str | None:
+    m = pattern.regex.search(line)
+    return _key(pattern.event, m, _values(pattern.event, m)) if m else None
+
+
+def _values(event: str, m: re.Match) -> dict:
+    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    values: dict = {}
+    for k, v in groups.items():
+        values[k] = int(v) if v.isdigit() else v
+    if event == "context_low":
+        if "pct" not in values and "used" in values:
+            values["pct"] = max(0, 100 - int(values["used"]))
+        values["pct_left"] = values.pop("pct")
+        values.pop("used", None)
+    return values
+
+
+def _key(event: str, m: re.Match, values: dict) -> str:
+    """What makes two matches the same sighting. Context percentages count in steps of 5,
+    so a footer ticking from 94% to 95% used is not a new event, 94% to 99% is."""
+    if event == "context_low":
+        return f"{values['pct_left'] // 5}"
+    return shape(m.group(0))
