@@ -7,6 +7,7 @@ whole, so a recording cut short by a crash still parses up to its last complete 
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -55,9 +56,16 @@ class Writer:
         self.file.close()
 
 
+def open_text(path: Path):
+    """A recording as text, gzip-compressed (`.gz`) or not."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
 def read(path: Path) -> tuple[dict, Iterator[tuple[float, str, str]]]:
     """The header and an iterator of events. A torn last line (crash mid-write) is skipped."""
-    fh = open(path, encoding="utf-8", errors="replace")
+    fh = open_text(path)
     first = fh.readline()
     try:
         header = json.loads(first)

@@ -50,6 +50,7 @@ class Detector:
         self._reported_unrecognized: set[str] = set()
         self._unrecognized_rows: dict[int, str] = {}
         self.idle = False
+        self._context_bucket: int | None = None  # the last context_low fired, in steps of 5%
 
     def set_patterns(self, patterns: PatternSet | None) -> None:
         self.patterns = patterns
@@ -69,8 +70,15 @@ class Detector:
                 if pattern.event in ("idle_prompt", "busy"):
                     continue  # a state, decided below from the whole screen
                 values = _values(pattern.event, m)
-                if pattern.event == "context_low" and values["pct_left"] > self.patterns.context_low_at:
-                    continue
+                if pattern.event == "context_low":
+                    # a level, not a line: fire when it drops into a new 5% step below the threshold
+                    bucket = values["pct_left"] // 5
+                    if values["pct_left"] > self.patterns.context_low_at:
+                        self._context_bucket = None
+                        continue
+                    if bucket == self._context_bucket:
+                        continue
+                    self._context_bucket = bucket
                 key = (pattern.qualified, _key(pattern.event, m, values))
                 # The same sighting if its line was on screen in a frame before this one, or
                 # left it less than `grace` ago (Ink may erase and redraw in separate writes).
@@ -157,9 +165,13 @@ def _values(event: str, m: re.Match) -> dict:
     return values
 
 
+# Kinds whose lines animate (a spinner glyph, a seconds counter): the same sighting whatever
+# the digits and glyph. A result line ("compressed from 600000 to 163 tokens") is its text.
+ANIMATED = {"compaction_started", "busy"}
+
+
 def _key(event: str, m: re.Match, values: dict) -> str:
-    """What makes two matches the same sighting. Context percentages count in steps of 5,
-    so a footer ticking from 94% to 95% used is not a new event, 94% to 99% is."""
+    """What makes two matches the same sighting."""
     if event == "context_low":
         return f"{values['pct_left'] // 5}"
-    return shape(m.group(0))
+    return shape(m.group(0)) if event in ANIMATED else m.group(0)

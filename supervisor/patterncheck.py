@@ -21,7 +21,7 @@ from .textlog import TextLog
 
 def is_cast(path: Path) -> bool:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with asciicast.open_text(path) as fh:
             header = json.loads(fh.readline())
         return isinstance(header, dict) and header.get("version") == 2
     except (OSError, ValueError):
@@ -55,7 +55,8 @@ def check_cast(path: Path, patterns: PatternSet) -> Iterator[Detection]:
 def check_text(path: Path, patterns: PatternSet) -> Iterator[Detection]:
     detector = Detector(patterns, grace=0.0)
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        with asciicast.open_text(path) as fh:
+            lines = fh.read().splitlines()
     except OSError as exc:
         raise SuperviseError(f"cannot read {path}: {exc.strerror or exc}") from exc
     for number, line in enumerate(lines, start=1):

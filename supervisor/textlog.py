@@ -123,7 +123,9 @@ class TextLog:
                 if old.text not in visible and old.text not in self._recent:
                     frame.logged.append(old.text)
                     self._remember(old.text)
-            self.rows[i] = Row(new, t)
+            # A line updating itself (spinner, counter, typing) has been up since its first
+            # version: when something else finally replaces it, its last version is logged.
+            self.rows[i] = Row(new, old.since if old.text.strip() and is_update(old.text, new) else t)
             if new.strip():
                 frame.appeared.append((i, new))
 

@@ -1,0 +1,235 @@
+"""Pattern files and the detector: recorded real output in, expected events out."""
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from supervisor import patterns
+from supervisor.errors import SuperviseError
+from supervisor.patterncheck import check
+
+FIXTURES = ROOT / "tests" / "fixtures"
+SHIPPED = patterns.load_all(env={})
+
+
+def events(fixture: str, agent: str, kinds=None):
+    found = check(FIXTURES / fixture, SHIPPED[agent])[1]
+    return [(d.kind, d.pattern) for d in found if kinds is None or d.kind in kinds]
+
+
+NOT_IDLE = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow", "permission_prompt"}
+
+# What each recording of a real agent must yield (idle_prompt and unrecognized checked apart).
+EXPECTED = {
+    ("claude/plain.cast", "claude"): [],
+    ("claude/manual-compact.cast", "claude"): [
+        ("compaction_started", "claude/compacting-spinner"),
+        ("compaction_finished", "claude/conversation-compacted"),
+    ],
+    ("claude/auto-compact.cast", "claude"): [
+        ("compaction_started", "claude/compacting-spinner"),
+        ("compaction_finished", "claude/conversation-compacted"),
+    ],
+    ("claude/permission.cast", "claude"): [("permission_prompt", "claude/proceed-dialog")],
+    ("claude/context-low.cast", "claude"): [("context_low", "claude/context-used")],
+    ("codex/compact-manual.cast", "codex"): [
+        ("compaction_started", "codex/compacting"),
+        ("compaction_finished", "codex/context-compacted"),
+    ],
+    ("codex/compact-auto.cast", "codex"): [
+        ("context_low", "codex/status-line-context"),
+        ("context_low", "codex/status-line-context"),
+        ("compaction_started", "codex/compacting"),
+        ("compaction_finished", "codex/context-compacted"),
+    ],
+    ("codex/context-overflow.cast", "codex"): [("context_overflow", "codex/out-of-room"), ("context_low", "codex/status-line-context")],
+    ("codex/approval.cast", "codex"): [("permission_prompt", "codex/run-command")],
+    ("codex/footer-context-left-compact.cast", "codex"): [
+        ("context_low", "codex/context-left"),
+        ("compaction_started", "codex/compacting"),
+        ("compaction_finished", "codex/context-compacted"),
+    ],
+    ("gemini/compress-auto-tool.cast.gz", "gemini"): [
+        ("compaction_failed", "gemini/nothing-to-compress"),
+        ("compaction_started", "gemini/compressing"),
+        ("compaction_finished", "gemini/compressed"),
+        ("compaction_started", "gemini/compressing"),
+        ("compaction_finished", "gemini/compressed"),
+        ("compaction_finished", "gemini/auto-compressed"),
+        ("permission_prompt", "gemini/allow-execution"),
+    ],
+    ("gemini/compress-overflow-ctx.cast.gz", "gemini"): [
+        ("compaction_started", "gemini/compressing"),
+        ("compaction_failed", "gemini/nothing-to-compress"),
+        ("compaction_started", "gemini/compressing"),
+        ("compaction_finished", "gemini/compressed"),
+        ("context_overflow", "gemini/might-exceed"),
+        ("compaction_started", "gemini/compressing"),
+        ("compaction_finished", "gemini/compressed"),
+    ],
+    ("gemini/idle-startup.cast.gz", "gemini"): [],
+}
+
+
+@pytest.mark.parametrize("fixture, agent", list(EXPECTED))
+def test_recorded_real_output_yields_the_expected_events(fixture, agent):
+    assert events(fixture, agent, NOT_IDLE) == EXPECTED[(fixture, agent)]
+
+
+@pytest.mark.parametrize("fixture, agent, turns", [("claude/plain.cast", "claude", 3), ("codex/compact-manual.cast", "codex", 3), ("gemini/compress-overflow-ctx.cast.gz", "gemini", 6)])
+def test_the_idle_prompt_is_recognized_after_each_turn(fixture, agent, turns):
+    assert len(events(fixture, agent, {"idle_prompt"})) >= turns + 1
+
+
+def test_context_low_carries_the_percentage_left():
+    found = [d for d in check(FIXTURES / "claude/context-low.cast", SHIPPED["claude"])[1] if d.kind == "context_low"]
+    assert found[0].values == {"pct_left": 6}  # "94% context used"
+    codex = [d.values["pct_left"] for d in check(FIXTURES / "codex/compact-auto.cast", SHIPPED["codex"])[1] if d.kind == "context_low"]
+    assert codex == [22, 2]  # "Context 100% left" and "94% left" are above the 30% threshold
+
+
+def test_unrecognized_lines_are_reported_once_each():
+    found = [d.text for d in check(FIXTURES / "claude/manual-compact.cast", SHIPPED["claude"])[1] if d.kind == "unrecognized"]
+    assert "❯ /compact" in found
+    assert len(found) == len(set(found))
+    assert events("claude/plain.cast", "claude", {"unrecognized"}) == []
+
+
+def test_every_shipped_file_names_its_commands_and_marks_its_patterns():
+    assert set(SHIPPED) >= {"claude", "codex", "gemini", "opencode", "aider", "supervise-agent"}
+    for s in SHIPPED.values():
+        assert s.commands and s.patterns
+        for p in s.patterns:
+            assert p.status in ("verified", "sourced", "spec") and p.seen_on
+    verified = {p.event for p in SHIPPED["claude"].patterns if p.status == "verified"}
+    assert {"compaction_started", "compaction_finished", "context_low", "idle_prompt", "permission_prompt"} <= verified
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+GOOD = """
+[agent]
+name = "claude"
+commands = ["claude"]
+[[patterns]]
+name = "custom"
+event = "compaction_finished"
+regex = 'all squeezed'
+seen_on = "9.9"
+status = "verified"
+"""
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[agent\nname=", "is not valid TOML"),
+        ("[[patterns]]\nname='x'", "has no [agent] table"),
+        ('[agent]\nname="a"\n[[patterns]]\nname="p1"\nevent="compaction_started"\nregex="(unclosed"', "pattern 'p1': bad regex '(unclosed': missing ), unterminated subpattern"),
+        ('[agent]\nname="a"\n[[patterns]]\nname="p2"\nevent="exploded"\nregex="x"', "pattern 'p2': unknown event 'exploded'"),
+        ('[agent]\nname="a"\n[[patterns]]\nname="p3"\nevent="context_low"\nregex="\\\\d+%"', "pattern 'p3': a context_low regex must capture"),
+        ('[agent]\nname="a"\n[[patterns]]\nname="p4"\nevent="idle_prompt"', "pattern 'p4': missing regex"),
+    ],
+)
+def test_a_broken_pattern_file_is_refused_with_file_pattern_and_error(tmp_path, text, message):
+    path = write(tmp_path, "broken.toml", text)
+    with pytest.raises(SuperviseError) as err:
+        patterns.load_file(path)
+    assert str(path) in str(err.value) and message in str(err.value)
+
+
+def test_a_broken_pattern_file_stops_the_session_before_it_starts(tmp_path):
+    bad = write(tmp_path, "bad.toml", '[agent]\nname="claude"\n[[patterns]]\nname="oops"\nevent="idle_prompt"\nregex="[unclosed"')
+    p = run_cli("--patterns", str(bad), "--", "echo", "should-not-run")
+    assert p.returncode == 1
+    assert "should-not-run" not in p.stdout
+    assert p.stderr.strip().startswith(f"supervise: pattern file {bad}, pattern 'oops': bad regex")
+    assert json.loads(run_cli("sessions", "--json", check=True).stdout) == []
+
+
+def test_user_files_and_the_patterns_flag_override_by_agent_name(tmp_path, monkeypatch):
+    config = tmp_path / "config"
+    (config / "patterns").mkdir(parents=True)
+    write(config / "patterns", "mine.toml", GOOD)
+    monkeypatch.setenv("SUPERVISE_CONFIG", str(config))
+    sets = patterns.load_all()
+    assert [p.name for p in sets["claude"].patterns] == ["custom"]
+    assert sets["claude"].overrides == [patterns.builtin_dir() / "claude.toml"]
+    extra = write(tmp_path, "extra.toml", GOOD.replace("custom", "from-flag"))
+    assert [p.name for p in patterns.load_all([extra])["claude"].patterns] == ["from-flag"]
+    listed = run_cli("patterns", "list", "--json", check=True, env={**os.environ, "SUPERVISE_CONFIG": str(config)}).stdout
+    claude = next(s for s in json.loads(listed) if s["agent"] == "claude")
+    assert claude["source"].endswith("mine.toml") and claude["patterns"][0]["name"] == "custom"
+
+
+def test_patterns_check_prints_each_match_with_its_time_or_line(tmp_path):
+    p = run_cli("patterns", "check", str(FIXTURES / "claude/manual-compact.cast"), check=True)
+    lines = [l for l in p.stdout.splitlines() if "compaction" in l]
+    assert len(lines) == 2
+    assert lines[0].split()[1:3] == ["compaction_started", "claude/compacting-spinner"] and lines[0].split()[0].endswith("s")
+    log = write(tmp_path, "session.log", "hello\n✻ Conversation compacted (ctrl+o for history)\nbye\n")
+    p = run_cli("patterns", "check", str(log), "--agent", "claude", check=True)
+    assert p.stdout.split()[:4] == ["line", "2", "compaction_finished", "claude/conversation-compacted"]
+    p = run_cli("patterns", "check", str(log))
+    assert p.returncode == 2 and "pass --agent" in p.stderr
+
+
+SCREEN_SCRIPT = r"""
+import sys, time
+for line in sys.argv[1:]:
+    if line == "-":
+        time.sleep(0.5)
+        continue
+    print(line, flush=True)
+time.sleep(0.3)
+"""
+
+
+def test_pattern_files_reload_when_edited_without_restarting(tmp_path):
+    import sys
+
+    import pexpect
+
+    from helpers import latest, session, spawn, wait_for
+
+    # permission_prompt: unlike compaction events, repeats are not merged into one
+    toy = GOOD.replace('name = "claude"', 'name = "toy"').replace('commands = ["claude"]', 'commands = ["toy"]').replace("compaction_finished", "permission_prompt")
+    mine = write(tmp_path, "mine.toml", toy.replace("all squeezed", "first marker"))
+    reader = write(tmp_path, "reader.py", "import sys\nfor line in sys.stdin:\n    print('\\x1b[2J\\x1b[H' if line.strip() == 'CLEAR' else 'ECHO ' + line.strip(), flush=True)\n")
+
+    def finished():
+        return [e["detail"]["text"] for e in session(latest()["id"])["events"] if e["kind"] == "permission_prompt"]
+
+    def kinds():
+        return [e["kind"] for e in session(latest()["id"])["events"]]
+
+    c = spawn(["--agent", "toy", "--patterns", str(mine), "--", sys.executable, str(reader)])
+    time.sleep(1.5)
+    c.sendline("first marker")
+    c.expect_exact("ECHO first marker")
+    wait_for(lambda: finished() == ["first marker"])
+    mine.write_text(toy.replace("all squeezed", "second marker"))
+    wait_for(lambda: "patterns_reloaded" in kinds())
+    c.sendline("CLEAR")
+    time.sleep(0.6)
+    c.sendline("first marker once more")
+    c.sendline("second marker")
+    c.expect_exact("ECHO second marker")
+    wait_for(lambda: finished() == ["first marker", "second marker"])
+    mine.write_text("[agent\nbroken")  # a broken edit keeps the patterns that worked
+    wait_for(lambda: "patterns_error" in kinds())
+    c.sendline("CLEAR")
+    time.sleep(0.6)  # longer than the detector's grace: a new sighting, not the old line redrawn
+    c.sendline("second marker, still detected")
+    c.expect_exact("ECHO second marker, still detected")
+    wait_for(lambda: finished() == ["first marker", "second marker", "second marker, still detected"])
+    c.sendeof()
+    c.expect(pexpect.EOF)
