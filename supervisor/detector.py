@@ -45,8 +45,7 @@ class Detector:
         self.patterns = patterns
         self.grace = grace
         self.unrecognized = unrecognized and patterns is not None
-        # (pattern, key) -> (pattern, last time seen on screen)
-        self._active: dict[tuple[str, str], tuple[Pattern, float]] = {}
+        self._active: dict[tuple[str, str], Sighting] = {}
         self._reported_unrecognized: set[str] = set()
         self._unrecognized_rows: dict[int, str] = {}
         self.idle = False
@@ -80,12 +79,18 @@ class Detector:
                         continue
                     self._context_bucket = bucket
                 key = (pattern.qualified, _key(pattern.event, m, values))
-                # The same sighting if its line was on screen in a frame before this one, or
-                # left it less than `grace` ago (Ink may erase and redraw in separate writes).
+                # The same sighting if its line was on screen at the frame before (however long
+                # ago: nothing may have been drawn since), or left it less than `grace` ago
+                # (Ink may erase and redraw in separate writes); unless the screen now shows
+                # more such lines than before (a second compaction rule under the first).
                 earlier = self._active.get(key)
-                self._active[key] = (pattern, t)
-                if earlier is not None and t - earlier[1] <= self.grace:
-                    continue
+                shown = _count(pattern, key[1], screen)
+                if earlier is not None and (earlier.on_screen or t - earlier.last_seen <= self.grace):
+                    # More such lines than before: new only if this one is the lowest (a chat
+                    # view grows downwards; one reappearing above was scrolled back into view).
+                    if shown <= earlier.count or row < max(_rows(pattern, key[1], screen), default=-1):
+                        continue
+                self._active[key] = Sighting(pattern, t, max(shown, 1), True)
                 found.append(Detection(pattern.event, t, text.strip(), pattern.qualified, row, values))
             if not matched and self.unrecognized and LOOKS_RELATED.search(text):
                 found.extend(self._unrecognized(t, row, text))
@@ -125,26 +130,46 @@ class Detector:
         return []
 
     def _expire(self, t: float, screen: list[str]) -> None:
-        """After a frame: note which sightings are still on screen; forget those gone for
-        longer than `grace`."""
-        for key, (pattern, last) in list(self._active.items()):
-            if any(_sighting(pattern, line) == key[1] for line in screen):
-                self._active[key] = (pattern, t)
-            elif t - last > self.grace:
+        """After a frame: note how many lines of each sighting are on screen; forget those
+        gone for longer than `grace`."""
+        for key, sighting in list(self._active.items()):
+            shown = _count(sighting.pattern, key[1], screen)
+            if shown:
+                sighting.last_seen, sighting.count, sighting.on_screen = t, shown, True
+            elif t - sighting.last_seen > self.grace:
                 del self._active[key]
+            else:
+                sighting.on_screen = False  # keep its count: it may be redrawn in a moment
+
+
+@dataclass
+class Sighting:
+    pattern: Pattern
+    last_seen: float
+    count: int  # how many such lines the screen showed
+    on_screen: bool
 
 
 def _one_per_kind(found: list[Detection]) -> list[Detection]:
-    """Several patterns of one kind on one screen (a dialog's question and its footer) are
-    one sighting: the first, naming every pattern that matched."""
-    out: dict[str, Detection] = {}
+    """Different patterns of one kind on one screen (a dialog's question and its footer) are
+    one sighting: the first, naming every pattern that matched. The same pattern twice (two
+    markers in one burst of output) stays two."""
+    out: list[Detection] = []
     for d in found:
-        first = out.get(d.kind)
-        if first is None or d.kind == "unrecognized":
-            out[d.kind if d.kind != "unrecognized" else f"u{len(out)}"] = d
+        group = next((g for g in out if g.kind == d.kind and d.kind != "unrecognized"), None)
+        if group is None or d.pattern == group.pattern or d.pattern in [a["pattern"] for a in group.values.get("also", [])]:
+            out.append(d)
         else:
-            first.values.setdefault("also", []).append({"pattern": d.pattern, "text": d.text})
-    return list(out.values())
+            group.values.setdefault("also", []).append({"pattern": d.pattern, "text": d.text})
+    return out
+
+
+def _count(pattern: Pattern, key: str, screen: list[str]) -> int:
+    return len(_rows(pattern, key, screen))
+
+
+def _rows(pattern: Pattern, key: str, screen: list[str]) -> list[int]:
+    return [i for i, line in enumerate(screen) if _sighting(pattern, line) == key]
 
 
 def _sighting(pattern: Pattern, line: str) -> str | None:
@@ -166,7 +191,9 @@ def _values(event: str, m: re.Match) -> dict:
 
 
 # Kinds whose lines animate (a spinner glyph, a seconds counter): the same sighting whatever
-# the digits and glyph. A result line ("compressed from 600000 to 163 tokens") is its text.
+# the digits and glyph. Otherwise the matched text is the key ("compressed from 600000 to 163
+# tokens"; a dialog's "(Y)es/(N)o", unchanged when the answer is typed after it), and a second
+# such line on screen is a second sighting.
 ANIMATED = {"compaction_started", "busy"}
 
 

@@ -197,7 +197,6 @@ class Recorder:
         """Record one batch of frames. Returns the END frame's detail when the loop says it is done."""
         events: list[Event] = []
         end = None
-        self._cast_lock.acquire()
         for kind, t, payload in _coalesce(frames):
             try:
                 if kind == channel.OUTPUT:
@@ -205,10 +204,10 @@ class Recorder:
                 elif kind == channel.INPUT:
                     text = self._in_decoder.decode(payload)
                     if text:
-                        self._cast.write(t, "i", text)
+                        self._write(t, "i", text)
                 elif kind == channel.RESIZE:
                     cols, rows = (int(x) for x in payload.decode().split("x"))
-                    self._cast.write(t, "r", f"{cols}x{rows}")
+                    self._write(t, "r", f"{cols}x{rows}")
                     self._render_q.put(("r", t, (cols, rows)))
                 elif kind == channel.EVENT:
                     events.append(self._event(t, json.loads(payload)))
@@ -218,17 +217,21 @@ class Recorder:
             except Exception as exc:
                 self._fail("recording", exc)
         try:
-            self._cast.flush()
+            with self._cast_lock:
+                self._cast.flush()
         except OSError as exc:
             self._fail("recording", exc)
-        finally:
-            self._cast_lock.release()
         self.add_events(events)
         return end
 
+    def _write(self, t: float, code: str, data: str) -> None:
+        # The render thread writes markers too; never hold this lock while waiting for anything.
+        with self._cast_lock:
+            self._cast.write(t, code, data)
+
     def _output(self, t: float, text: str) -> None:
         if text:
-            self._cast.write(t, "o", text)
+            self._write(t, "o", text)
             self.modes.feed(text)
             with self._render_room:
                 while self._render_backlog > RENDER_BACKLOG_CAP:
@@ -238,7 +241,7 @@ class Recorder:
 
     def _event(self, t: float, message: dict) -> Event:
         if message.get("marker"):
-            self._cast.write(t, "m", message["kind"])
+            self._write(t, "m", message["kind"])
         return Event(message["kind"], message.get("detail") or {}, t, utcnow())
 
     def add_events(self, events: list[Event]) -> None:

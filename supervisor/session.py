@@ -101,17 +101,7 @@ def run(
     cols, rows = tty.size(stdout_fd, stdin_fd, env=env)
     child_env = {**env, "SUPERVISE_SESSION_ID": sid}
     child_env.setdefault("TERM", "xterm-256color")
-    try:
-        proc = PtyProcess.spawn(
-            opts.argv, cwd=opts.cwd, env=child_env, dimensions=(rows, cols), preexec_fn=_restore_signals
-        )
-    except (OSError, FileNotFoundError) as exc:
-        code = 127 if isinstance(exc, FileNotFoundError) else 126
-        store.finish_session(sid, FAILED, code)
-        store.add_events(sid, [_event("spawn_failed", {"error": str(exc)})])
-        raise SuperviseError(f"cannot run {opts.argv[0]}: {exc}", exit_code=code) from exc
-    store.update_session(sid, child_pid=proc.pid)
-
+    # The recorder first: its start-up (imports, database) overlaps the agent's.
     header = {
         "width": cols,
         "height": rows,
@@ -136,6 +126,21 @@ def run(
     )
     outbox, inbox, recorder = _start_recorder(config, env, sdir)
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
+    try:
+        proc = PtyProcess.spawn(
+            opts.argv, cwd=opts.cwd, env=child_env, dimensions=(rows, cols), preexec_fn=_restore_signals
+        )
+    except (OSError, FileNotFoundError) as exc:
+        code = 127 if isinstance(exc, FileNotFoundError) else 126
+        outbox.end(0.0, {"exit_code": code})
+        outbox.drain(RECORDER_WAIT)
+        outbox.close()
+        inbox.close()
+        store.finish_session(sid, FAILED, code)
+        store.add_events(sid, [_event("spawn_failed", {"error": str(exc)})])
+        raise SuperviseError(f"cannot run {opts.argv[0]}: {exc}", exit_code=code) from exc
+    store.update_session(sid, child_pid=proc.pid)
+
     notes: list[str] = []
     loop = PtyLoop(
         proc,

@@ -102,6 +102,11 @@ class TextLog:
     def _feed_slice(self, t: float, text: str, frame: Frame) -> None:
         changed, scrolled_rows, scrolled_lines = self.emu.feed(text)
         frame.logged.extend(scrolled_lines)
+        if scrolled_lines:
+            # Lines that scrolled past within this chunk without ever being on our snapshot of
+            # the screen (a burst of output) still appeared: the detector must see them.
+            shown = {r.text for r in self.rows[: min(scrolled_rows, len(self.rows))]}
+            frame.appeared.extend((-1, line) for line in scrolled_lines if line.strip() and line not in shown)
         if scrolled_rows:
             k = min(scrolled_rows, len(self.rows))
             self.rows = self.rows[k:] + [Row(since=t) for _ in range(k)]

@@ -7,7 +7,7 @@ import pytest
 
 from agentdriver import CLAUDE_VERSION, Screen, claude_bin, claude_env
 from helpers import latest, session, wait_for
-from supervisor.fakeapi import FakeAnthropic
+from supervisor.fakeapi import FakeAnthropic, default_reply
 
 IDLE = r"\? for shortcuts"
 COMPACTION_KINDS = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow"}
@@ -25,6 +25,9 @@ def claude(tmp_path, home):
     import os
 
     env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    # A real summary takes seconds; answered at once, Claude Code may finish compacting before
+    # it ever draws its "Compacting conversation…" spinner (seen: 1 run in 4).
+    api.add(lambda r: {**default_reply(r), "delay": 0.8}, match=lambda r: r.is_compaction, times=None)
     screen = Screen(["--", claude_bin(), "--model", "claude-sonnet-4-5"], env, project)
     screen.wait(IDLE, 60)
     yield screen, api

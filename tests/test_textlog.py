@@ -118,3 +118,11 @@ def test_a_spinner_line_up_for_seconds_is_logged_once_when_it_is_replaced():
     chunks.append((6.1, "\r\x1b[2K✦ Chat history compressed from 600000 to 163 tokens.\r\n"))
     lines = render(chunks, cols=60, rows=6)
     assert [l for l in lines if "ompress" in l] == ["⠏ Compressing chat history", "✦ Chat history compressed from 600000 to 163 tokens."]
+
+
+def test_lines_that_scroll_past_within_one_chunk_still_count_as_appeared():
+    log = TextLog(make("avt", 40, 5))
+    burst = "".join(f"filler {i}\r\n" for i in range(50)) + "Conversation compacted\r\n" + "".join(f"more {i}\r\n" for i in range(50))
+    appeared = [text for _, text in log.feed(0.0, burst).appeared]
+    assert "Conversation compacted" in appeared
+    assert appeared.count("filler 3") == 1
