@@ -12,6 +12,7 @@ that look related to compaction or context but match no pattern are reported onc
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from .patterns import Pattern, PatternSet
 from .textlog import is_update, shape
 
 LOOKS_RELATED = re.compile(r"compact|compress|context|summari[sz]", re.IGNORECASE)
+RELATED_WORDS = ("compact", "compress", "context", "summari")  # the same test, as substrings
 
 
 @dataclass
@@ -45,6 +47,7 @@ class Detector:
         self.patterns = patterns
         self.grace = grace
         self.unrecognized = unrecognized and patterns is not None
+        self._prefilter = _prefilter(patterns, self.unrecognized)
         self._active: dict[tuple[str, str], Sighting] = {}
         self._reported_unrecognized: set[str] = set()
         self._unrecognized_rows: dict[int, str] = {}
@@ -54,12 +57,13 @@ class Detector:
     def set_patterns(self, patterns: PatternSet | None) -> None:
         self.patterns = patterns
         self._active.clear()
+        self._prefilter = _prefilter(patterns, self.unrecognized)
 
     def feed(self, t: float, appeared: list[tuple[int, str]], screen: list[str]) -> list[Detection]:
         if self.patterns is None:
             return []
         found = []
-        for row, text in appeared:
+        for row, text in self._candidates(appeared):
             matched = False
             for pattern in self.patterns.patterns:
                 m = pattern.regex.search(text)
@@ -98,6 +102,29 @@ class Detector:
             self._expire(t, screen)
         found.extend(self._idleness(t, screen))
         return _one_per_kind(found)
+
+    def _candidates(self, appeared: list[tuple[int, str]]) -> list[tuple[int, str]]:
+        """The appeared lines any pattern could match. Under heavy output a chunk brings
+        thousands of lines: one scan of them all, joined, instead of every regex per line."""
+        if self._prefilter is None or len(appeared) < 8:
+            return appeared
+        block = "\n".join(text for _, text in appeared)
+        hits = [m.start() for m in self._prefilter.finditer(block)] if self._prefilter.pattern else []
+        if self.unrecognized:
+            lowered = block.lower()  # same length: positions carry over
+            for word in RELATED_WORDS:
+                at = lowered.find(word)
+                while at != -1:
+                    hits.append(at)
+                    at = lowered.find(word, at + 1)
+        if not hits:
+            return []
+        starts, pos = [], 0
+        for _, text in appeared:
+            starts.append(pos)
+            pos += len(text) + 1
+        wanted = sorted({bisect.bisect_right(starts, h) - 1 for h in hits})
+        return [appeared[i] for i in wanted]
 
     def _unrecognized(self, t: float, row: int, text: str) -> list[Detection]:
         previous = self._unrecognized_rows.get(row)
@@ -162,6 +189,24 @@ def _one_per_kind(found: list[Detection]) -> list[Detection]:
         else:
             group.values.setdefault("also", []).append({"pattern": d.pattern, "text": d.text})
     return out
+
+
+def _prefilter(patterns: PatternSet | None, unrecognized: bool) -> re.Pattern | None:
+    """One regex that matches wherever any pattern could: a superset, used only to skip
+    lines (the unrecognized test is done apart, by substring). None if the patterns cannot
+    be combined, and then every line is checked."""
+    if patterns is None:
+        return None
+    parts = [_ungroup(p.regex.pattern) for p in patterns.patterns if p.event not in ("idle_prompt", "busy")]
+    try:
+        return re.compile("|".join(f"(?:{p})" for p in parts), re.MULTILINE)
+    except re.error:
+        return None
+
+
+def _ungroup(pattern: str) -> str:
+    # named groups would clash once combined: make them plain groups
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
 
 def _count(pattern: Pattern, key: str, screen: list[str]) -> int:
