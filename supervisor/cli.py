@@ -128,13 +128,13 @@ def show(
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
-    for key in ("id", "name", "status", "command", "agent", "cwd", "started", "ended", "exit_code", "cast_path", "log_path"):
+    for key in ("id", "name", "status", "command", "agent", "agent_session_id", "cwd", "started", "ended", "exit_code", "cast_path", "log_path"):
         if data.get(key) is not None:
-            typer.echo(f"{key + ':':<11}{data[key]}")
+            typer.echo(f"{key + ':':<18}{data[key]}")
     if data.get("parent_id"):
-        typer.echo(f"{'parent:':<11}{data['parent_id']}")
+        typer.echo(f"{'parent:':<18}{data['parent_id']}")
     if data["children"]:
-        typer.echo(f"{'children:':<11}{', '.join(data['children'])}")
+        typer.echo(f"{'children:':<18}{', '.join(data['children'])}")
     typer.echo(f"events ({len(data['events'])}):")
     for e in data["events"]:
         detail = json.dumps(e["detail"], ensure_ascii=False) if e["detail"] else ""

@@ -40,7 +40,7 @@ def test_show_gives_the_session_with_its_events(two_sessions):
     assert kinds[0] == "start" and kinds[-1] == "exit"
     assert data["events"][-1]["detail"] == {"exit_code": 2}
     human = run_cli("show", sid, check=True).stdout
-    assert f"id:        {sid}" in human and "exit_code: 2" in human and "start" in human
+    assert f"id:               {sid}" in human and "exit_code:        2" in human and "start" in human
 
 
 def test_export_formats(two_sessions, tmp_path):

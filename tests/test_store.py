@@ -87,3 +87,18 @@ def test_unwritable_data_dir_is_refused_with_a_hint(tmp_path):
     blocker.write_text("x")
     with pytest.raises(SuperviseError, match="SUPERVISE_HOME"):
         Store(blocker / "sub" / "s.db")
+
+
+def test_a_database_from_an_older_supervise_is_upgraded_in_place(tmp_path):
+    import sqlite_utils
+
+    from supervisor.store import migrations
+
+    path = tmp_path / "s.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m002_agent_session_id")
+    db["sessions"].insert({"id": "abc234", "command": "claude", "argv": '["claude"]', "cwd": "/", "started": "2026-01-01", "status": "completed"})
+    db.conn.close()
+    store = Store(path)
+    assert "agent_session_id" in store.db["sessions"].columns_dict
+    assert store.get_session("abc234")["command"] == "claude"

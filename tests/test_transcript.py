@@ -1,0 +1,58 @@
+"""Following Claude Code's transcript: real files, real watchdog."""
+
+import json
+import time
+
+from helpers import wait_for
+from supervisor import transcript
+
+
+def test_project_folder_follows_claude_codes_naming(tmp_path):
+    env = {"HOME": str(tmp_path)}
+    assert transcript.project_dir(env, "/tmp/explore/my_proj.v2") == tmp_path / ".claude" / "projects" / "-tmp-explore-my-proj-v2"
+    env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "cfg")
+    assert transcript.project_dir(env, "/a/b") == tmp_path / "cfg" / "projects" / "-a-b"
+
+
+def test_follows_new_records_by_offset_and_holds_back_partial_lines(tmp_path):
+    folder = tmp_path / "projects" / "-work"
+    folder.mkdir(parents=True)
+    old = folder / "old-session.jsonl"
+    old.write_text(json.dumps({"type": "user", "sessionId": "old"}) + "\n")
+    records = []
+    follower = transcript.TranscriptFollower(folder, lambda record, path: records.append((record, path.name)))
+    follower.start()
+    try:
+        new = folder / "new-session.jsonl"
+        boundary = {"type": "system", "subtype": "compact_boundary", "sessionId": "new",
+                    "compactMetadata": {"trigger": "manual", "preTokens": 1234}, "timestamp": "2026-11-22T12:00:00.000Z"}
+        line = json.dumps(boundary) + "\n"
+        with open(new, "w") as fh:
+            fh.write(json.dumps({"type": "user", "sessionId": "new"}) + "\n" + line[:30])
+            fh.flush()
+            time.sleep(0.3)
+            assert [r["type"] for r, _ in records] == ["user"]  # the torn line waits
+            fh.write(line[30:])
+        wait_for(lambda: len(records) == 2)
+        with open(old, "a") as fh:  # what an earlier session appends now counts, what it had does not
+            fh.write(json.dumps({"type": "assistant", "sessionId": "old"}) + "\n")
+        wait_for(lambda: len(records) == 3)
+    finally:
+        follower.stop()
+    assert [(r["type"], name) for r, name in records] == [("user", "new-session.jsonl"), ("system", "new-session.jsonl"), ("assistant", "old-session.jsonl")]
+    assert transcript.compaction(records[1][0]) == {"trigger": "manual", "pre_tokens": 1234}
+    assert transcript.compaction(records[0][0]) is None
+
+
+def test_waits_for_the_folder_claude_code_creates_with_the_first_prompt(tmp_path):
+    folder = tmp_path / "projects" / "-later"
+    records = []
+    follower = transcript.TranscriptFollower(folder, lambda record, path: records.append(record), poll=0.05)
+    follower.start()
+    try:
+        folder.mkdir(parents=True)
+        (folder / "s.jsonl").write_text(json.dumps({"type": "user", "sessionId": "s"}) + "\n")
+        wait_for(lambda: records)
+    finally:
+        follower.stop()
+    assert records[0]["sessionId"] == "s"
