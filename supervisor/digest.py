@@ -1,0 +1,283 @@
+"""The model's input: a session squeezed into a token budget, whatever its size.
+
+From the text log (and, for Claude Code, its transcript, which has the real messages and
+tool calls) keep: the original request verbatim, the most recent activity, and the salient
+middle (what the user asked, commands run, files touched, errors and what fixed them,
+decisions). Drop what a reader skips: redraw and progress noise, box drawing, repeats.
+
+Salient lines are found by searching the whole text for a few keywords (`str.find`, C
+speed) and classifying only the lines that hold one, so a 100 MB log takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .textlog import shape
+
+DEFAULT_BUDGET = 24_000  # tokens
+SHARES = {"request": 0.15, "salient": 0.45, "recent": 0.40}
+
+# One line each; a named group says why it matters. Order: the first that matches names it.
+SALIENT = re.compile(
+    r"""^(?:
+      (?P<user>[ \t]*(?:❯|›|>|\$|[\w-]+>)[ \t]+\S.*)
+    | (?P<command>[ \t]*(?:●[ \t]*)?(?:Bash|Shell|Run|Exec|Execute)\b.*)
+    | (?P<edit>[ \t]*(?:●[ \t]*)?(?:Update|Write|Edit|Create|MultiEdit|Applied\ edit\ to|Wrote)\b.*)
+    | (?P<error>.*\b(?:[Ee]rror|ERROR|[Ee]xception|Traceback|FAILED|[Ff]ailed|[Ff]atal|panic:|Segmentation\ fault)\b.*)
+    | (?P<fix>.*\b(?:[Ff]ixed|[Rr]esolved|now\ passes|[Aa]ll\ tests\ pass|tests?\ passed|works\ now)\b.*)
+    | (?P<decision>.*\b(?:[Dd]ecided|[Dd]ecision|[Ww]e'll\ use|I'll\ use|[Ww]e\ will\ use|instead\ of|[Gg]oing\ with|[Cc]hose|[Pp]lan:|because)\b.*)
+    )$""",
+    re.MULTILINE | re.VERBOSE,
+)
+# Every line SALIENT can match holds one of these; one scan for them, jumping to the next
+# line after each hit, is what is fast. (Files touched are taken from the lines kept, not
+# searched for: file names are on every other line of test and build output.)
+KEYWORDS = re.compile(
+    r"❯|›|> |\$ |●|rror|RROR|xception|Traceback|FAILED|ailed|atal|panic:|Segmentation|ixed|esolved"
+    r"|pass(?:es|ed)|works now|ecided|ecision|'ll use|will use|instead of|oing with|hose|Plan:|because"
+    r"|Update|Write|Edit|Create|Bash|Shell|Run|Exec"
+)
+PER_SHAPE = 3  # lines kept that differ only in numbers (an error at line 42, at line 57, ...)
+QUOTAS = {"user": 0.20, "error": 0.20, "fix": 0.10, "decision": 0.15, "command": 0.20, "edit": 0.15}
+NOISE = re.compile(r"^[\s─━│┃╭╮╰╯═╔╗╚╝║▐▛▜▌▝▘█░▒▓·•…\-=_*#~.]*$")
+SPINNER_LINE = re.compile(r"^\s*[⠁-⣿✢✳✶✻✽✺·*●◐◓◑◒|/\\-]\s+\w+…")
+FILE_RX = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift|md|toml|ya?ml|json|sh|sql|html|css|scss|txt|cfg|ini|lock))\b")
+
+
+def estimate_tokens(text: str) -> int:
+    """About 4 ASCII characters a token; other characters cost more (about 1.3 tokens each)."""
+    if text.isascii():
+        return (len(text) + 3) // 4
+    extra = len(text.encode("utf-8")) - len(text)  # ~2 bytes more per non-ASCII character
+    non_ascii = extra // 2
+    return int((len(text) - non_ascii) / 4 + non_ascii * 1.3) + 1
+
+
+@dataclass
+class Digest:
+    text: str
+    tokens: int
+    original_request: str
+    files: list[str] = field(default_factory=list)
+    counts: dict = field(default_factory=dict)  # lines kept per category
+
+
+def _clip(text: str, tokens: int) -> str:
+    """Keep the head and the tail of `text` within about `tokens`."""
+    if estimate_tokens(text) <= tokens:
+        return text
+    chars = max(40, tokens * 4)
+    return text[: chars * 2 // 3] + "\n[...]\n" + text[-chars // 3 :]
+
+
+def _noise(line: str) -> bool:
+    return len(line.strip()) < 3 or bool(NOISE.match(line)) or bool(SPINNER_LINE.match(line))
+
+
+def original_request(text: str, transcript: list[dict] | None = None) -> str:
+    """The first thing the user asked: from the transcript if we have it, else the first
+    prompt line of the log and the lines that continue it."""
+    for record in transcript or []:
+        if record.get("type") == "user" and not record.get("isMeta") and not record.get("isCompactSummary"):
+            content = (record.get("message") or {}).get("content")
+            if isinstance(content, str) and content.strip():
+                return content.strip()
+            if isinstance(content, list):
+                parts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+                if any(p.strip() for p in parts):
+                    return "\n".join(parts).strip()
+    m = SALIENT.search(text[:2_000_000])
+    while m and not m.group("user"):
+        m = SALIENT.search(text, m.end() + 1)
+    if not m:
+        return ""
+    lines = [m.group("user").strip()]
+    for line in text[m.end() + 1 : m.end() + 4000].splitlines()[:20]:
+        if not line.startswith((" ", "\t")) or not line.strip():
+            break
+        lines.append(line.strip())
+    return "\n".join(lines)
+
+
+def transcript_lines(records: Iterable[dict]) -> list[str]:
+    """Claude Code's transcript as log lines: the messages, and each tool call in one line."""
+    out = []
+    for r in records:
+        message = r.get("message") or {}
+        content = message.get("content")
+        role = message.get("role") or r.get("type")
+        if r.get("isCompactSummary") or r.get("type") not in ("user", "assistant"):
+            continue
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
+        for b in blocks:
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "text" and b.get("text", "").strip():
+                prefix = "❯ " if role == "user" else "● "
+                out.extend(prefix + line if i == 0 else "  " + line for i, line in enumerate(b["text"].strip().splitlines()))
+            elif b.get("type") == "tool_use":
+                args = b.get("input") or {}
+                detail = args.get("command") or args.get("file_path") or args.get("path") or json.dumps(args)[:200]
+                out.append(f"● {b.get('name')}({detail})")
+            elif b.get("type") == "tool_result" and b.get("is_error"):
+                inner = b.get("content")
+                text = inner if isinstance(inner, str) else " ".join(x.get("text", "") for x in inner or [] if isinstance(x, dict))
+                out.append("  ⎿ Error: " + text.strip().splitlines()[0][:300] if text.strip() else "  ⎿ Error")
+    return out
+
+
+def build(text: str, budget: int = DEFAULT_BUDGET, transcript: list[dict] | None = None, header: str = "") -> Digest:
+    """A digest of a session's text (its text log, with its transcript's lines added)."""
+    if transcript:
+        text = text + "\n" + "\n".join(transcript_lines(transcript))
+    request = _clip(original_request(text, transcript), int(budget * SHARES["request"]))
+    used = estimate_tokens(header) + estimate_tokens(request)
+    recent_budget = int(budget * SHARES["recent"])
+    salient_budget = max(0, budget - used - recent_budget - 200)
+
+    recent_lines, recent_start = _recent(text, recent_budget)
+    salient, counts = _salient(text[:recent_start], salient_budget, set(recent_lines))
+    files = sorted({f for line in [*salient, *recent_lines] for f in FILE_RX.findall(line)})
+
+    parts = []
+    if header:
+        parts.append(header.strip())
+    parts.append("## Original request (verbatim)\n" + (request or "(not found in the log)"))
+    if salient:
+        parts.append("## Earlier in the session (selected lines, in order)\n" + "\n".join(salient))
+    parts.append("## Most recent activity\n" + "\n".join(recent_lines))
+    out = "\n\n".join(parts)
+    return Digest(out, estimate_tokens(out), request, files, counts)
+
+
+def _recent(text: str, budget: int) -> tuple[list[str], int]:
+    """The last lines of the text that fit `budget`, noise and repeats dropped, and the
+    offset of the first line kept (the salient scan covers what comes before it)."""
+    window_start = max(0, len(text) - budget * 4 * 3)
+    if window_start:
+        window_start = text.find("\n", window_start) + 1 or len(text)  # whole lines only
+    kept: list[str] = []
+    seen: set[str] = set()
+    per_shape: dict[str, int] = {}
+    tokens = 0
+    first = len(text)
+    end = len(text)
+    while end > window_start:
+        start = text.rfind("\n", window_start, end - 1) + 1 if end - 1 > window_start else window_start
+        if start < window_start:
+            start = window_start
+        line = text[start:end].rstrip("\n").rstrip()
+        end = start
+        if _noise(line) or line in seen:
+            continue
+        s = shape(line)
+        if per_shape.get(s, 0) >= PER_SHAPE:
+            continue
+        cost = estimate_tokens(line) + 1
+        if tokens + cost > budget:
+            break
+        seen.add(line)
+        per_shape[s] = per_shape.get(s, 0) + 1
+        kept.append(line)
+        tokens += cost
+        first = start
+    kept.reverse()
+    return kept, first
+
+
+def _candidate_lines(text: str) -> list[tuple[int, str]]:
+    """(offset, line) of every line holding a keyword, in order, once each."""
+    out = []
+    search = KEYWORDS.search
+    find, rfind = text.find, text.rfind
+    m = search(text)
+    while m:
+        at = m.start()
+        start = rfind("\n", 0, at) + 1
+        end = find("\n", at)
+        if end == -1:
+            out.append((start, text[start:]))
+            break
+        out.append((start, text[start:end]))
+        m = search(text, end + 1)  # the rest of this line is already taken
+    return out
+
+
+def _salient(text: str, budget: int, exclude: set[str]) -> tuple[list[str], dict]:
+    """Salient lines before the recent part, each category within its quota, in order."""
+    by_kind: dict[str, list[tuple[int, str]]] = {k: [] for k in QUOTAS}
+    seen: set[str] = set(exclude)
+    per_shape: dict[str, int] = {}
+    for line in exclude:
+        per_shape[shape(line)] = per_shape.get(shape(line), 0) + 1
+    for offset, line in _candidate_lines(text):
+        line = line.rstrip()
+        if line in seen or len(line) > 2000 or _noise(line):
+            continue
+        m = SALIENT.match(line)
+        if not m:
+            continue
+        s = shape(line)
+        if per_shape.get(s, 0) >= PER_SHAPE:
+            continue
+        seen.add(line)
+        per_shape[s] = per_shape.get(s, 0) + 1
+        by_kind[m.lastgroup].append((offset, line))
+    chosen: list[tuple[int, str]] = []
+    counts = {}
+    spare = 0
+    for kind, share in sorted(QUOTAS.items(), key=lambda kv: len(by_kind[kv[0]])):
+        quota = int(budget * share) + spare
+        picked, cost = _fit(by_kind[kind], quota)
+        spare = quota - cost  # a category that needs less leaves room for the next
+        chosen.extend(picked)
+        counts[kind] = len(picked)
+    chosen.sort()
+    return [line for _, line in chosen], counts
+
+
+def _fit(lines: list[tuple[int, str]], quota: int) -> tuple[list[tuple[int, str]], int]:
+    """All lines if they fit; else the first few and as many of the latest as fit."""
+    costs = [estimate_tokens(l) + 1 for _, l in lines]
+    total = sum(costs)
+    if total <= quota:
+        return lines, total
+    head = []
+    cost = 0
+    for item, c in zip(lines[:3], costs[:3]):
+        if cost + c > quota // 4:
+            break
+        head.append(item)
+        cost += c
+    tail = []
+    for item, c in zip(reversed(lines[len(head):]), reversed(costs[len(head):])):
+        if cost + c > quota:
+            break
+        tail.append(item)
+        cost += c
+    return head + tail[::-1], cost
+
+
+def read_log(path: Path) -> str:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read()
+
+
+def read_transcript(paths: Iterable[Path]) -> list[dict]:
+    records = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    try:
+                        records.append(json.loads(line))
+                    except ValueError:
+                        continue
+        except OSError:
+            continue
+    return records
