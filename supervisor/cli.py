@@ -166,6 +166,41 @@ def export(
         raise SuperviseError(f"cannot write {output}: {exc.strerror or exc}") from exc
 
 
+@app.command()
+def summarize(
+    session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the summary (default claude-haiku-4-5)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Anthropic API base URL."),
+    budget: Optional[int] = typer.Option(None, "--budget", help="Digest budget in tokens (default 24000)."),
+) -> None:
+    """Summarize a session now into its next context round, and print the context prompt."""
+    from . import contexts, summarizer
+
+    store = _store()
+    session = store.resolve(session_id)
+    cfg = summarizer.load_config(model=model, base_url=base_url, budget=budget)
+    template = contexts.template_path(os.environ)
+    row = contexts.make(store, session, "manual", cfg, template=template.read_text() if template.is_file() else None)
+    how = row["source"] + (f" ({row['error']})" if row["error"] else f" ({row['model']})")
+    cost = f", ${row['cost_usd']:.4f}" if row["cost_usd"] is not None else ""
+    typer.echo(f"supervise: round {row['round']} for session {session['id']} from the {how}; digest {row['digest_tokens']} tokens{cost}", err=True)
+    typer.echo(row["prompt"])
+
+
+@app.command("context")
+def context_cmd(
+    session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole context record as JSON."),
+) -> None:
+    """Print the latest context prompt of a session."""
+    store = _store()
+    session = store.resolve(session_id)
+    row = store.latest_context(session["id"])
+    if row is None:
+        raise SuperviseError(f"session {session['id']} has no context yet", f"make one with `supervise summarize {session['id']}`")
+    typer.echo(json.dumps(row, indent=2, ensure_ascii=False) if as_json else row["prompt"])
+
+
 patterns_app = typer.Typer(help="Pattern files: which screen lines mean compaction, idle, a dialog...", no_args_is_help=True)
 app.add_typer(patterns_app, name="patterns")
 

@@ -73,6 +73,32 @@ def m002_agent_session_id(db: sqlite_utils.Database) -> None:
     db["sessions"].add_column("agent_session_id", str)
 
 
+@migrations()
+def m003_contexts(db: sqlite_utils.Database) -> None:
+    db["contexts"].create(
+        {
+            "id": int,
+            "session_id": str,
+            "round": int,
+            "created": str,
+            "trigger": str,
+            "source": str,  # model | heuristic
+            "model": str,
+            "error": str,  # why the model was not used, when it was not
+            "digest_tokens": int,
+            "input_tokens": int,
+            "output_tokens": int,
+            "cost_usd": float,
+            "context": str,  # JSON
+            "prompt": str,
+        },
+        pk="id",
+        not_null={"session_id", "round", "created", "trigger", "source", "context", "prompt"},
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+    db["contexts"].create_index(["session_id", "round"], unique=True)
+
+
 def _apply_migrations(db: sqlite_utils.Database) -> None:
     try:
         migrations.apply(db)
@@ -209,6 +235,25 @@ class Store:
     def update_event_detail(self, event_id: int, detail: Mapping[str, Any]) -> None:
         self.db["events"].update(event_id, {"detail": json.dumps(dict(detail), ensure_ascii=False)})
 
+    # -- contexts -------------------------------------------------------------------------------
+
+    def add_context(self, session_id: str, **fields: Any) -> dict:
+        """Store a context as the session's next round (1, 2, ...)."""
+        with self.db.conn:
+            row = self.db.execute("select coalesce(max(round), 0) + 1 from contexts where session_id = ?", [session_id]).fetchone()
+            record = {"session_id": session_id, "round": row[0], "created": utcnow(), **fields}
+            if not isinstance(record.get("context"), str):
+                record["context"] = json.dumps(record["context"], ensure_ascii=False)
+            self.db["contexts"].insert(record)
+        return self.latest_context(session_id)
+
+    def latest_context(self, session_id: str) -> dict | None:
+        rows = list(self.db.query("select * from contexts where session_id = ? order by round desc limit 1", [session_id]))
+        return _decode_context(rows[0]) if rows else None
+
+    def contexts(self, session_id: str) -> list[dict]:
+        return [_decode_context(r) for r in self.db.query("select * from contexts where session_id = ? order by round", [session_id])]
+
     def events(self, session_id: str) -> list[dict]:
         out = []
         for row in self.db["events"].rows_where("session_id = ?", [session_id], order_by="offset, id"):
@@ -226,6 +271,12 @@ def _event_row(session_id: str, e: Event) -> dict:
         "kind": e.kind,
         "detail": json.dumps(dict(e.detail), ensure_ascii=False),
     }
+
+
+def _decode_context(row: Mapping[str, Any]) -> dict:
+    out = dict(row)
+    out["context"] = json.loads(out["context"]) if out.get("context") else {}
+    return out
 
 
 def _decode_session(row: Mapping[str, Any]) -> dict:

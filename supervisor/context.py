@@ -1,0 +1,160 @@
+"""The session context: what an agent that lost its memory needs to carry on.
+
+A fixed structure (the model fills it through a tool call; the heuristic fills it from the
+digest when no model can be had), validated the same way whichever filled it, and rendered
+into a compact prompt to type back into the agent.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+
+from .digest import FILE_RX, SALIENT, Digest, estimate_tokens
+
+LIST_FIELDS = ("completed_steps", "pending_steps", "key_decisions", "relevant_files", "errors_and_resolutions")
+TEXT_FIELDS = ("original_request", "current_task")
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "original_request": {"type": "string", "description": "The user's original request, verbatim."},
+        "current_task": {"type": "string", "description": "What the agent is doing right now, in one or two sentences."},
+        "completed_steps": {"type": "array", "items": {"type": "string"}, "description": "Done so far, oldest first."},
+        "pending_steps": {"type": "array", "items": {"type": "string"}, "description": "Still to do, in order."},
+        "key_decisions": {"type": "array", "items": {"type": "string"}, "description": "Decisions and their reasons."},
+        "relevant_files": {"type": "array", "items": {"type": "string"}, "description": "Paths that matter, with a few words each."},
+        "errors_and_resolutions": {"type": "array", "items": {"type": "string"}, "description": "Each error met and how it was resolved (or that it is open)."},
+    },
+    "required": [*TEXT_FIELDS, *LIST_FIELDS],
+}
+TOOL = {
+    "name": "record_session_context",
+    "description": "Record the structured context of the coding session so far.",
+    "input_schema": SCHEMA,
+}
+
+
+class Malformed(ValueError):
+    pass
+
+
+def validate(data: object) -> dict:
+    """The context in canonical form, or Malformed saying what is wrong."""
+    if not isinstance(data, dict):
+        raise Malformed(f"expected an object, got {type(data).__name__}")
+    out: dict = {}
+    for key in TEXT_FIELDS:
+        value = data.get(key)
+        if not isinstance(value, str):
+            raise Malformed(f"{key} must be a string")
+        out[key] = value.strip()
+    for key in LIST_FIELDS:
+        value = data.get(key)
+        if not isinstance(value, list):
+            raise Malformed(f"{key} must be a list")
+        items = []
+        for item in value:
+            if isinstance(item, dict):  # models sometimes give {"error": ..., "resolution": ...}
+                item = " — ".join(str(v) for v in item.values())
+            if not isinstance(item, str):
+                raise Malformed(f"{key} must hold strings")
+            if item.strip():
+                items.append(item.strip())
+        out[key] = items
+    if not out["original_request"] and not out["current_task"]:
+        raise Malformed("both original_request and current_task are empty")
+    return out
+
+
+def heuristic(d: Digest, previous: dict | None = None) -> dict:
+    """The same structure from the digest alone, without a model: coarser, never empty."""
+    lines = d.text.splitlines()
+    kinds: dict[str, list[str]] = {}
+    for line in lines:
+        m = SALIENT.match(line)
+        if m:
+            kinds.setdefault(m.lastgroup, []).append(line.strip())
+    # what the user typed, without the prompt marker; slash commands are not tasks
+    users = [re.sub(r"^(?:❯|›|>|\$|[\w-]+>)\s+", "", l) for l in kinds.get("user", [])]
+    users = [u for u in users if u and not u.startswith("/")]
+    previous = previous or {}
+    done = [*previous.get("completed_steps", []), *(l.lstrip("● ") for l in kinds.get("edit", []) + kinds.get("fix", []))]
+    errors = [*previous.get("errors_and_resolutions", []), *kinds.get("error", [])]
+    files = list(dict.fromkeys([*previous.get("relevant_files", []), *d.files]))
+    return validate({
+        "original_request": previous.get("original_request") or d.original_request or (users[0] if users else ""),
+        "current_task": (users[-1] if users else "") or previous.get("current_task", "") or "(unknown: see the most recent activity)",
+        "completed_steps": _last(list(dict.fromkeys(done)), 15),
+        "pending_steps": previous.get("pending_steps", []),
+        "key_decisions": _last(list(dict.fromkeys([*previous.get("key_decisions", []), *kinds.get("decision", [])])), 10),
+        "relevant_files": _last(files, 25),
+        "errors_and_resolutions": _last(list(dict.fromkeys(errors)), 10),
+    })
+
+
+def _last(items: list[str], n: int) -> list[str]:
+    return items[-n:]
+
+
+DEFAULT_TEMPLATE = """\
+[supervise] You are continuing earlier work in this session. Your context was compacted or \
+the session restarted; this is what happened before, recorded by supervise (round $round).
+
+Original request (verbatim):
+$original_request
+
+Current task: $current_task
+
+Completed:
+$completed_steps
+
+Still to do:
+$pending_steps
+
+Key decisions:
+$key_decisions
+
+Relevant files:
+$relevant_files
+
+Errors and resolutions:
+$errors_and_resolutions
+
+Continue from the current task. Do not redo completed steps; check the files before changing them."""
+
+PROMPT_BUDGET = 2_000  # tokens
+
+
+def render(context: dict, round_no: int, template: str | None = None, budget: int = PROMPT_BUDGET) -> str:
+    """The context prompt, within `budget` tokens: lists are cut oldest-first until it fits."""
+    template = template or DEFAULT_TEMPLATE
+    ctx = {k: list(v) if isinstance(v, list) else v for k, v in context.items()}
+    request = ctx.get("original_request", "")
+    if estimate_tokens(request) > budget // 3:
+        ctx["original_request"] = request[: budget // 3 * 4 * 2 // 3] + " [...] " + request[-budget // 3 * 4 // 3 :]
+    while True:
+        text = _fill(template, ctx, round_no)
+        if estimate_tokens(text) <= budget:
+            return text
+        longest = max(LIST_FIELDS, key=lambda k: len(ctx.get(k, [])))
+        if not ctx.get(longest):
+            return text[: budget * 4]
+        ctx[longest] = ctx[longest][1:]
+
+
+def _fill(template: str, ctx: dict, round_no: int) -> str:
+    values = {"round": str(round_no)}
+    for key in TEXT_FIELDS:
+        values[key] = ctx.get(key) or "(none recorded)"
+    for key in LIST_FIELDS:
+        items = ctx.get(key) or []
+        values[key] = "\n".join(f"- {item}" for item in items) if items else "- (none)"
+    return string.Template(template).safe_substitute(values)
+
+
+def load_template(path: Path | None) -> str | None:
+    if path and path.is_file():
+        return path.read_text(encoding="utf-8")
+    return None

@@ -1,0 +1,76 @@
+"""Make a session's next context round: its log (and transcript) → digest → summary → store.
+
+Used on demand (`supervise summarize`) and by the recorder when a compaction starts or
+ends, periodically, and at the end of a session.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from . import context as ctx, digest, summarizer, transcript
+from .errors import SuperviseError
+from .export import text_lines
+from .store import Store
+
+
+def session_text(session: dict, screen: list[str] | None = None) -> str:
+    """What the session showed so far: its text log (rendered again from the recording when
+    the supervisor did not finish it), plus the screen as it is now, if given."""
+    try:
+        text = "\n".join(text_lines(session))
+    except SuperviseError:
+        text = ""
+    if screen:
+        text += "\n" + "\n".join(line for line in screen if line.strip())
+    return text
+
+
+def transcript_records(session: dict, env: Mapping[str, str]) -> list[dict]:
+    if session.get("agent") != "claude" or not session.get("agent_session_id"):
+        return []
+    folder = transcript.project_dir(env, session["cwd"])
+    return digest.read_transcript([folder / f"{session['agent_session_id']}.jsonl"])
+
+
+def header(session: dict) -> str:
+    return (
+        f"Session {session['id']}: `{session['command']}` in {session['cwd']}, agent {session.get('agent') or '?'}, "
+        f"started {session['started']}, status {session['status']}."
+    )
+
+
+def make(
+    store: Store,
+    session: dict,
+    trigger: str,
+    cfg: summarizer.Config,
+    env: Mapping[str, str] | None = None,
+    screen: list[str] | None = None,
+    template: str | None = None,
+) -> dict:
+    env = os.environ if env is None else env
+    previous_row = store.latest_context(session["id"])
+    previous = previous_row["context"] if previous_row else None
+    d = digest.build(session_text(session, screen), cfg.budget, transcript_records(session, env), header(session))
+    result = summarizer.summarize(d, previous, cfg)
+    round_no = (previous_row["round"] + 1) if previous_row else 1
+    return store.add_context(
+        session["id"],
+        trigger=trigger,
+        source=result.source,
+        model=result.model,
+        error=result.error,
+        digest_tokens=d.tokens,
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        cost_usd=result.cost_usd,
+        context=result.context,
+        prompt=ctx.render(result.context, round_no, template),
+    )
+
+
+def template_path(env: Mapping[str, str]) -> Path:
+    return summarizer.config_file(env).parent / "context_prompt.txt"

@@ -1,0 +1,132 @@
+"""Summaries against the fake Anthropic API: a real HTTP server on 127.0.0.1."""
+
+import json
+import os
+
+import pytest
+
+from conftest import run_cli
+from supervisor import context as ctx, digest, sessiongen, summarizer
+from supervisor.fakeapi import FakeAnthropic
+
+GOOD = {
+    "original_request": sessiongen.REQUEST,
+    "current_task": "Handle empty currency columns",
+    "completed_steps": ["Parser for data/invoices.csv"],
+    "pending_steps": ["Report rejected rows"],
+    "key_decisions": ["decimal.Decimal instead of float, because rounding lost cents"],
+    "relevant_files": ["src/billing/importer.py"],
+    "errors_and_resolutions": ["KeyError 'amount' — headers normalized"],
+}
+
+
+@pytest.fixture
+def api():
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def session_digest():
+    text, _ = sessiongen.generate(300_000)
+    text += "\nexport DB_PASSWORD=hunter2hunter2\nAuthorization: Bearer abcdef0123456789abcdef\n"
+    return digest.build(text, budget=8_000)
+
+
+def cfg(api, **kw):
+    return summarizer.Config(base_url=api.url, api_key="test-key", **{"max_retries": 2, "timeout": 10.0, **kw})
+
+
+def tool_reply(data):
+    return {"tool_use": {"name": "record_session_context", "input": data}, "usage": {"input_tokens": 3000, "output_tokens": 400}}
+
+
+def test_a_good_structured_answer_becomes_the_context(api, session_digest):
+    api.add(tool_reply(GOOD))
+    result = summarizer.summarize(session_digest, None, cfg(api))
+    assert result.source == "model" and result.error is None
+    assert result.context == ctx.validate(GOOD)
+    assert result.cost_usd == pytest.approx(3000 * 1e-6 + 400 * 5e-6)
+    sent = api.messages()[0].body
+    assert sent["model"] == "claude-haiku-4-5"
+    assert sent["tool_choice"] == {"type": "tool", "name": "record_session_context"}
+    body = json.dumps(sent)
+    assert "hunter2hunter2" not in body and "abcdef0123456789abcdef" not in body  # masked before it left
+    assert "[REDACTED:env-secret]" in body and "[REDACTED:bearer-token]" in body
+
+
+def test_the_previous_context_goes_in_for_the_next_round(api, session_digest):
+    api.add(tool_reply(GOOD))
+    summarizer.summarize(session_digest, {"current_task": "earlier task marker"}, cfg(api))
+    assert "earlier task marker" in api.messages()[0].last_user_text()
+
+
+def test_a_malformed_answer_is_asked_for_once_more(api, session_digest):
+    api.add(tool_reply({"current_task": 42}))
+    api.add(tool_reply(GOOD))
+    result = summarizer.summarize(session_digest, None, cfg(api))
+    assert result.source == "model" and len(api.messages()) == 2
+
+
+def test_malformed_twice_falls_back_to_the_heuristic(api, session_digest):
+    api.add({"text": "Here is a summary, in prose instead of the tool."}, times=None)
+    result = summarizer.summarize(session_digest, None, cfg(api))
+    assert result.source == "heuristic"
+    assert result.error == "malformed answer (no tool call in the answer), twice"
+    assert result.context["original_request"].startswith(sessiongen.REQUEST.removeprefix("❯ ")[:40]) or sessiongen.REQUEST in result.context["original_request"]
+    assert len(api.messages()) == 2
+
+
+def test_429_then_success_is_retried_by_the_sdk(api, session_digest):
+    api.add({"status": 429, "message": "rate limited", "headers": {"retry-after": "0"}})
+    api.add(tool_reply(GOOD))
+    result = summarizer.summarize(session_digest, None, cfg(api))
+    assert result.source == "model" and len(api.messages()) == 2
+
+
+def test_529_until_the_retries_run_out_falls_back(api, session_digest):
+    api.add({"status": 529, "message": "Overloaded", "headers": {"retry-after": "0"}}, times=None)
+    result = summarizer.summarize(session_digest, None, cfg(api))
+    assert result.source == "heuristic" and result.error.startswith("model call failed: 529 Overloaded")
+    assert len(api.messages()) == 3  # first try and the SDK's two retries
+
+
+def test_a_401_falls_back_at_once(api, session_digest):
+    api.add({"status": 401, "message": "invalid x-api-key"}, times=None)
+    result = summarizer.summarize(session_digest, None, cfg(api))
+    assert result.source == "heuristic" and "401" in result.error and len(api.messages()) == 1
+
+
+def test_a_timeout_falls_back(api, session_digest):
+    api.add({**tool_reply(GOOD), "delay": 3.0}, times=None)
+    result = summarizer.summarize(session_digest, None, cfg(api, timeout=0.5, max_retries=0))
+    assert result.source == "heuristic" and result.error == "model call timed out after 0.5s"
+
+
+def test_no_api_key_falls_back_without_a_call(api, session_digest):
+    result = summarizer.summarize(session_digest, None, summarizer.Config(base_url=api.url))
+    assert result.source == "heuristic" and result.error.startswith("no API key")
+    assert api.messages() == []
+
+
+def test_the_prompt_stays_within_its_budget():
+    big = {**GOOD, "completed_steps": [f"step {i}: " + "did a thing " * 20 for i in range(300)]}
+    prompt = ctx.render(ctx.validate(big), 3)
+    assert digest.estimate_tokens(prompt) <= ctx.PROMPT_BUDGET
+    assert "round 3" in prompt and sessiongen.REQUEST in prompt and "step 299" in prompt
+
+
+def test_summarize_and_context_commands_chain_rounds(api, tmp_path):
+    run_cli("--", "sh", "-c", "echo '❯ fix the flaky test in tests/test_net.py'; echo 'Error: TimeoutError in test_net.py'", check=True)
+    sid = json.loads(run_cli("sessions", "--json", check=True).stdout)[0]["id"]
+    api.add(tool_reply(GOOD))
+    env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test-key"}
+    p = run_cli("summarize", sid, env=env, check=True)
+    assert "round 1" in p.stderr and "from the model (claude-haiku-4-5)" in p.stderr
+    assert "Handle empty currency columns" in p.stdout
+    assert "fix the flaky test" in api.messages()[0].last_user_text()
+    p = run_cli("summarize", sid, env={**env, "ANTHROPIC_API_KEY": ""}, check=True)  # round 2: no key now
+    assert "round 2" in p.stderr and "heuristic" in p.stderr
+    row = json.loads(run_cli("context", sid, "--json", check=True).stdout)
+    assert row["round"] == 2 and row["source"] == "heuristic" and row["context"]["current_task"]
+    assert run_cli("context", sid, check=True).stdout.startswith("[supervise] You are continuing earlier work")
