@@ -28,10 +28,10 @@ def session_text(session: dict, screen: list[str] | None = None) -> str:
     return text
 
 
-def transcript_records(session: dict, env: Mapping[str, str]) -> list[dict]:
+def transcript_records(session: dict, env: Mapping[str, str], folder: Path | None = None) -> list[dict]:
     if session.get("agent") != "claude" or not session.get("agent_session_id"):
         return []
-    folder = transcript.project_dir(env, session["cwd"])
+    folder = folder or transcript.project_dir(env, session["cwd"])
     return digest.read_transcript([folder / f"{session['agent_session_id']}.jsonl"])
 
 
@@ -50,11 +50,16 @@ def make(
     env: Mapping[str, str] | None = None,
     screen: list[str] | None = None,
     template: str | None = None,
+    text: str | None = None,
+    transcript_dir: Path | None = None,
 ) -> dict:
+    """`text`: what the session showed so far, if the caller has it (a live session: its log
+    so far and its screen); else it is read from the session's files."""
     env = os.environ if env is None else env
     previous_row = store.latest_context(session["id"])
     previous = previous_row["context"] if previous_row else None
-    d = digest.build(session_text(session, screen), cfg.budget, transcript_records(session, env), header(session))
+    text = session_text(session, screen) if text is None else text
+    d = digest.build(text, cfg.budget, transcript_records(session, env, transcript_dir), header(session))
     result = summarizer.summarize(d, previous, cfg)
     round_no = (previous_row["round"] + 1) if previous_row else 1
     return store.add_context(

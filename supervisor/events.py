@@ -48,6 +48,7 @@ class EventSink:
         self.start_monotonic = start_monotonic
         self._lock = threading.Lock()
         self._open: dict[str, Open] = {}
+        self.listeners: list[Callable[[str, float, dict], None]] = []  # told of each new event
 
     def emit(self, kind: str, t: float, detail: dict, source: str) -> int | None:
         """Record an event; returns its id (the id it was merged into, if it was)."""
@@ -75,6 +76,8 @@ class EventSink:
                 self._open[kind] = Open(event_id, t, detail)
         self.marker(t, kind)
         self.tell({"event": {"kind": kind, "t": t, "id": event_id, "detail": detail}})
+        for listener in self.listeners:
+            listener(kind, t, detail)
         return event_id
 
     def set_agent_session_id(self, agent_session_id: str) -> None:

@@ -20,6 +20,7 @@ import queue
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -57,6 +58,7 @@ class RecorderConfig:
     start_monotonic: float | None = None  # the loop's time zero, to measure detection latency
     started_wall: float | None = None  # the same moment by the wall clock (transcript timestamps)
     transcript_dir: str | None = None  # Claude Code's project folder to follow
+    contexts: bool = True  # make session contexts (on compaction, periodically, at the end)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -76,6 +78,7 @@ class Recorder:
         self._errors: set[str] = set()
         self._render_q: queue.SimpleQueue = queue.SimpleQueue()
         self._render_backlog = 0
+        self.output_chars = 0
         self._render_room = threading.Condition()
         self._out_decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._in_decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -91,6 +94,11 @@ class Recorder:
         except Exception as exc:  # the recording matters more than the events table
             self._fail("event store", exc)
         self.sink = EventSink(self._open_store(), config.session_id, self._marker, self._tell, config.start_monotonic)
+        self.keeper: ContextKeeper | None = None
+        if config.agent and config.contexts:
+            self.keeper = ContextKeeper(self)
+            self.sink.listeners.append(self.keeper.on_event)
+            self.keeper.start()
         self._detect_lock = threading.Lock()
         self.detector = Detector(self._load_patterns())
         self.listeners.append(self._detect)
@@ -231,6 +239,7 @@ class Recorder:
 
     def _output(self, t: float, text: str) -> None:
         if text:
+            self.output_chars += len(text)
             self._write(t, "o", text)
             self.modes.feed(text)
             with self._render_room:
@@ -346,6 +355,96 @@ class Recorder:
             self._log.write("\n".join(lines) + "\n")
 
 
+class ContextKeeper(threading.Thread):
+    """Makes session contexts in the recorder process, off every other thread: when a
+    compaction starts (the state before it is gone), when one finishes with no fresh context,
+    every few minutes or so much new output, and at the end of the session. One at a time;
+    triggers that arrive meanwhile are folded into the next run."""
+
+    FRESH = 120.0  # seconds: a context this recent makes a compaction_finished one needless
+
+    def __init__(self, recorder: "Recorder"):
+        super().__init__(name="supervise-contexts", daemon=True)
+        from . import summarizer
+
+        self.recorder = recorder
+        self.cfg = summarizer.load_config()
+        env = os.environ
+        self.every_seconds = float(env.get("SUPERVISE_SUMMARY_EVERY_MINUTES", "10")) * 60
+        self.every_chars = int(float(env.get("SUPERVISE_SUMMARY_EVERY_KB", "256")) * 1024)
+        self._wanted: queue.SimpleQueue = queue.SimpleQueue()
+        self._last_made: float | None = None
+        self._chars_at_last = 0
+        self._store: Store | None = None
+
+    def on_event(self, kind: str, t: float, detail: dict) -> None:
+        if kind == "compaction_started":
+            self._wanted.put(kind)
+        elif kind == "compaction_finished":
+            if self._last_made is None or time.monotonic() - self._last_made > self.FRESH:
+                self._wanted.put(kind)
+
+    def run(self) -> None:
+        started = time.monotonic()
+        while True:
+            try:
+                trigger = self._wanted.get(timeout=5.0)
+            except queue.Empty:
+                trigger = self._periodic(started)
+                if trigger is None:
+                    continue
+            if trigger is _STOP:
+                return
+            while True:  # fold what piled up meanwhile into this run
+                try:
+                    extra = self._wanted.get_nowait()
+                except queue.Empty:
+                    break
+                if extra is _STOP:
+                    self._wanted.put(_STOP)
+                    break
+            self.make(trigger)
+
+    def _periodic(self, started: float) -> str | None:
+        since = self._last_made or started
+        new_chars = self.recorder.output_chars - self._chars_at_last
+        if self.every_seconds and time.monotonic() - since >= self.every_seconds and new_chars:
+            return "periodic"
+        if self.every_chars and new_chars >= self.every_chars:
+            return "periodic"
+        return None
+
+    def make(self, trigger: str) -> dict | None:
+        from . import contexts
+
+        rec = self.recorder
+        try:
+            if self._store is None:
+                self._store = Store(Path(rec.config.db_path))
+            session = self._store.get_session(rec.config.session_id)
+            with open(rec.config.log_path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            if trigger != "session_end":  # the final screen is in the log by then
+                text += "\n" + "\n".join(r.text for r in list(rec.textlog.rows) if r.text.strip())
+            self._chars_at_last = rec.output_chars
+            template = contexts.template_path(os.environ)
+            row = contexts.make(
+                self._store, session, trigger, self.cfg, text=text,
+                template=template.read_text() if template.is_file() else None,
+                transcript_dir=Path(rec.config.transcript_dir) if rec.config.transcript_dir else None,
+            )
+        except Exception as exc:
+            rec._fail("session context", exc)
+            return None
+        self._last_made = time.monotonic()
+        rec._tell({"context": {"round": row["round"], "trigger": trigger, "source": row["source"], "prompt": row["prompt"]}})
+        return row
+
+    def stop(self) -> None:
+        self._wanted.put(_STOP)
+        self.join()
+
+
 def _coalesce(frames: list[tuple[bytes, float, bytes]]) -> list[tuple[bytes, float, bytes]]:
     """Join runs of output frames that arrived within COALESCE seconds of the run's first."""
     out: list[tuple[bytes, float, bytes]] = []
@@ -392,7 +491,14 @@ def serve(config: RecorderConfig, in_fd: int, back_fd: int) -> None:
     # The loop restores the terminal as soon as it knows which modes the child left on.
     tell({"modes": recorder.modes.reset_sequence()})
     recorder.finish()
+    keeper = recorder.keeper
+    if keeper is not None:
+        keeper.stop()
     tell({"done": True})
+    # The supervisor has let the user go; the last context is made in the background (this
+    # process is in a session of its own and outlives it).
+    if keeper is not None and recorder.output_chars:
+        keeper.make("session_end")
 
 
 def _background_priority(policy: str) -> None:

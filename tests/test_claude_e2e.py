@@ -10,6 +10,14 @@ from helpers import latest, session, wait_for
 from supervisor.fakeapi import FakeAnthropic, default_reply
 
 IDLE = r"\? for shortcuts"
+SUMMARY = {"tool_use": {"name": "record_session_context", "input": {
+    "original_request": "turn 1: please say hello", "current_task": "answering numbered turns",
+    "completed_steps": ["turns 1 to 3"], "pending_steps": [], "key_decisions": [], "relevant_files": [],
+    "errors_and_resolutions": []}}}
+
+
+def is_summary_request(r):
+    return (r.body.get("tool_choice") or {}).get("name") == "record_session_context"
 COMPACTION_KINDS = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow"}
 
 
@@ -28,6 +36,8 @@ def claude(tmp_path, home):
     # A real summary takes seconds; answered at once, Claude Code may finish compacting before
     # it ever draws its "Compacting conversation…" spinner (seen: 1 run in 4).
     api.add(lambda r: {**default_reply(r), "delay": 0.8}, match=lambda r: r.is_compaction, times=None)
+    # supervise's own summaries (the cheap model) go to the same fake API
+    api.add(SUMMARY, match=is_summary_request, times=None)
     screen = Screen(["--", claude_bin(), "--model", "claude-sonnet-4-5"], env, project)
     screen.wait(IDLE, 60)
     yield screen, api
@@ -82,6 +92,16 @@ def test_manual_compact_is_one_start_and_one_finish_from_screen_and_transcript(c
     assert any(r.is_compaction for r in api.messages())
     assert_one_compaction(s, "manual")
     assert len(kinds(s, {"idle_prompt"})) >= 4  # at start and after each turn
+    # the state before compaction was captured by the cheap model, and again at the end
+    from supervisor.store import Store
+
+    store = Store.open_default()
+    rows = wait_for(lambda: (lambda r: r if {"compaction_started", "session_end"} <= {x["trigger"] for x in r} else None)(store.contexts(s["id"])), 30)
+    first = rows[0]
+    assert first["trigger"] == "compaction_started" and first["source"] == "model" and first["model"] == "claude-haiku-4-5"
+    assert first["prompt"].startswith("[supervise] You are continuing earlier work")
+    summary_requests = [r for r in api.messages() if is_summary_request(r)]
+    assert "turn 3: please say hello" in summary_requests[0].last_user_text()
 
 
 def test_automatic_compaction_forced_by_prompt_too_long(claude):

@@ -130,3 +130,19 @@ def test_summarize_and_context_commands_chain_rounds(api, tmp_path):
     row = json.loads(run_cli("context", sid, "--json", check=True).stdout)
     assert row["round"] == 2 and row["source"] == "heuristic" and row["context"]["current_task"]
     assert run_cli("context", sid, check=True).stdout.startswith("[supervise] You are continuing earlier work")
+
+
+def test_contexts_are_made_periodically_and_at_the_end_of_a_session(tmp_path):
+    from helpers import latest, wait_for
+    from supervisor.store import Store
+
+    env = {**os.environ, "SUPERVISE_SUMMARY_EVERY_KB": "4", "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "", "ANTHROPIC_BASE_URL": ""}
+    script = "for i in $(seq 1 400); do echo \"built module $i\"; done; echo 'Error: KeyError in src/app.py'; sleep 7"
+    run_cli("--agent", "aider", "--", "sh", "-c", script, env=env, check=True, timeout=60)
+    sid = latest()["id"]
+    store = Store.open_default()
+    rows = wait_for(lambda: (lambda r: r if len(r) >= 2 else None)(store.contexts(sid)), 30)
+    assert [r["trigger"] for r in rows][:1] == ["periodic"] and rows[-1]["trigger"] == "session_end"
+    assert [r["round"] for r in rows] == list(range(1, len(rows) + 1))
+    assert all(r["source"] == "heuristic" and r["error"].startswith("no API key") for r in rows)
+    assert "Error: KeyError in src/app.py" in rows[-1]["context"]["errors_and_resolutions"]
