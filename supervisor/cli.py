@@ -146,12 +146,13 @@ def export(
     session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
     fmt: str = typer.Option("text", "--format", "-f", help=f"One of: {', '.join(FORMATS)}."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE instead of stdout."),
+    redact: bool = typer.Option(False, "--redact", help="Mask secrets (API keys, tokens, passwords, private keys)."),
 ) -> None:
     """Export a session as a text log, the raw asciicast recording, or JSON."""
     if fmt not in FORMATS:
         raise SuperviseError(f"unknown format '{fmt}'", f"use one of: {', '.join(FORMATS)}", exit_code=2)
     store = _store()
-    chunks = export_session(store, store.resolve(session_id), fmt)
+    chunks = export_session(store, store.resolve(session_id), fmt, redact=redact)
     if output is None:
         for chunk in chunks:
             sys.stdout.write(chunk)

@@ -28,6 +28,9 @@ class Emulator(Protocol):
     def flush(self) -> list[str]:
         """Logical lines still held back by unwrapping (a soft-wrapped line at the end)."""
 
+    def screen_lines(self) -> list[str]:
+        """The visible screen as logical lines: soft-wrapped rows joined."""
+
 
 class AvtEmulator:
     name = "avt"
@@ -64,6 +67,20 @@ class AvtEmulator:
     def flush(self) -> list[str]:
         text = self._unwrapper.flush()
         return [text.rstrip()] if text is not None else []
+
+    def screen_lines(self) -> list[str]:
+        from avt._avt.util import TextUnwrapper
+
+        unwrapper = TextUnwrapper()
+        out = []
+        for line in self._vt.view():
+            text = unwrapper.push(line)
+            if text is not None:
+                out.append(text.rstrip())
+        last = unwrapper.flush()
+        if last is not None:
+            out.append(last.rstrip())
+        return out
 
 
 class PyteEmulator:
@@ -111,6 +128,9 @@ class PyteEmulator:
 
     def flush(self) -> list[str]:
         return []
+
+    def screen_lines(self) -> list[str]:
+        return [self.row(i) for i in range(self.rows)]
 
 
 def _render(line, columns: int) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import asciicast
+from .redact import redact as _redact
 from .emulator import DEFAULT_EMULATOR, make
 from .errors import SuperviseError
 from .store import COMPLETED, FAILED, Store
@@ -54,22 +55,49 @@ def session_json(store: Store, session: dict) -> dict:
     return out
 
 
-def export(store: Store, session: dict, fmt: str) -> Iterator[str]:
+def _mask_strings(value, mask):
+    """Mask every string in a JSON-like structure (before encoding: escapes would hide secrets)."""
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {k: _mask_strings(v, mask) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_strings(v, mask) for v in value]
+    return value
+
+
+def export(store: Store, session: dict, fmt: str, redact: bool = False) -> Iterator[str]:
+    """The session in `fmt`; with `redact`, secrets masked as the summarizer masks them."""
+    mask = _redact if redact else (lambda text: text)
     if fmt == "text":
-        for line in text_lines(session):
-            yield line + "\n"
+        # whole text at once: a secret (a private key block) may span lines
+        yield mask("".join(line + "\n" for line in text_lines(session)))
     elif fmt == "cast":
         cast_path = Path(session.get("cast_path") or "")
         if not cast_path.is_file():
             raise SuperviseError(f"session {session['id']} has no recording", "it may have failed before starting")
-        with open(cast_path, encoding="utf-8", errors="replace") as fh:
-            yield from fh
+        header, events = asciicast.read(cast_path)
+        if redact:  # the command line in the header can hold a secret too
+            header = {k: mask(v) if isinstance(v, str) else v for k, v in header.items()}
+        yield json.dumps(header, ensure_ascii=False) + "\n"
+        if not redact:
+            for t, code, data in events:
+                yield asciicast.event_line(t, code, data)
+            return
+        # mask the output as one text, then cut it back into the events it came in
+        events = list(events)
+        for code in ("o", "i"):
+            joined = "\x00".join(d for _, c, d in events if c == code)
+            masked = iter(mask(joined).split("\x00"))
+            events = [(t, c, next(masked) if c == code else d) for t, c, d in events]
+        for t, code, data in events:
+            yield asciicast.event_line(t, code, data)
     elif fmt == "json":
         data = session_json(store, session)
         try:
             data["text"] = "\n".join(text_lines(session))
         except SuperviseError:
             data["text"] = ""
-        yield json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        yield json.dumps(_mask_strings(data, mask), indent=2, ensure_ascii=False) + "\n"
     else:
         raise SuperviseError(f"unknown format '{fmt}'", f"use one of: {', '.join(FORMATS)}", exit_code=2)

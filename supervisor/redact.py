@@ -45,6 +45,8 @@ RULES: tuple[Rule, ...] = (
     _r("url-password", r"\b[a-z][a-z0-9+.\-]*://[^/\s:@]+:([^/\s@]+)@", 1),
     # .env and shell: DB_PASSWORD=value, export GITHUB_TOKEN="value" (not os.environ[...] or $VAR)
     _r("env-secret", r"(?m)^[ \t]*(?:export[ \t]+)?(?:[A-Z][A-Z0-9_]*_)?" + ENV_SECRET_WORDS + r"(?:_[A-Z0-9_]*)?[ \t]*=[ \t]*[\"']?(?![$%{(\[])([^\s\"'#()\[\]{};]{4,})" + _VALUE_END, 1),
+    # the same inside a command line: DB_PASSWORD=x ./run.sh, echo 'TOKEN=abc' (no spaces around =)
+    _r("env-secret", r"(?<=[\s;'\"(&|])(?:[A-Z][A-Z0-9_]*_)?" + ENV_SECRET_WORDS + r"(?:_[A-Z0-9_]*)?=(?![$%{(\[])([^\s\"'#()\[\]{};]{4,})" + _VALUE_END, 1),
     # code and config: password = "literal", "api_key": "literal", secret: 'literal'
     _r("secret-assignment", r"(?i)\b[\w.\-]*" + SECRET_WORDS + r"[\w.\-]*[\"']?\s*(?::|=(?!=))\s*([\"'])([^\"'\n]{4,})\1", 2),
     # command lines: --password=xyz, --api-key xyz (not --token-file, not $VAR)

@@ -152,7 +152,7 @@ class TextLog:
     def finish(self) -> list[str]:
         """The final screen (trailing blank rows dropped), after anything held back."""
         lines = self.emu.flush()
-        screen = [self._row(i) for i in range(len(self.rows))]
+        screen = [line.replace("\xa0", " ") for line in self.emu.screen_lines()]
         while screen and not screen[-1].strip():
             screen.pop()
         return lines + screen

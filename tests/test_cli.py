@@ -138,3 +138,16 @@ def test_db_path_works_with_the_real_datasette(two_sessions, home):
     sessions, events = asyncio.run(fetch())
     assert sessions[0]["id"] == two_sessions["id"]
     assert {e["kind"] for e in events} >= {"start", "exit"}
+
+
+def test_export_redact_masks_secrets_in_every_format():
+    key = "sk-ant-api03-Xq9vB2mK7pL4nR8sT1wY6zA3cE5gH0jU2iO4kM6nP8qR-AbCdEfGhIjKl"
+    run_cli("--", "sh", "-c", f"echo 'ANTHROPIC_API_KEY={key}'; echo 'DB_PASSWORD=hunter2hunter2'", check=True)
+    sid = latest()["id"]
+    for fmt in ("text", "cast", "json"):
+        plain = run_cli("export", sid, "-f", fmt, check=True).stdout
+        masked = run_cli("export", sid, "-f", fmt, "--redact", check=True).stdout
+        assert key in plain and key not in masked and "hunter2hunter2" not in masked, fmt
+        assert "[REDACTED:anthropic-key]" in masked or "[REDACTED:env-secret]" in masked
+    cast = run_cli("export", sid, "-f", "cast", "--redact", check=True).stdout.splitlines()
+    assert all(json.loads(line) for line in cast)  # still a valid recording

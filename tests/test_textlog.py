@@ -126,3 +126,8 @@ def test_lines_that_scroll_past_within_one_chunk_still_count_as_appeared():
     appeared = [text for _, text in log.feed(0.0, burst).appeared]
     assert "Conversation compacted" in appeared
     assert appeared.count("filler 3") == 1
+
+
+def test_a_long_line_still_on_screen_at_the_end_is_logged_whole():
+    long = "ANTHROPIC_API_KEY=" + "x" * 90
+    assert render([(0.0, long + "\r\nnext\r\n")], cols=40, rows=8) == [long, "next"]

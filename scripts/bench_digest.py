@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Digest benchmark: generated sessions with planted facts (supervisor/sessiongen.py).
+
+For each size: time to build the digest, its size against the budget, the share of
+planted facts it kept, and the model input and cost of one summary with the default model
+(the digest plus the system prompt and tool schema; 1,000 output tokens assumed). Targets:
+100 MB in < 3 s, within budget, recall >= 95%, cost < $0.01.
+
+Usage: scripts/bench_digest.py [--sizes 1,10,100] [--budget 24000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from supervisor import context, digest, sessiongen, summarizer  # noqa: E402
+from supervisor.pricing import cost_usd  # noqa: E402
+
+OUTPUT_TOKENS = 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1,10,100", help="MB, comma-separated")
+    ap.add_argument("--budget", type=int, default=digest.DEFAULT_BUDGET)
+    args = ap.parse_args()
+    overhead = digest.estimate_tokens(summarizer.SYSTEM + json.dumps(context.TOOL))
+    model = summarizer.DEFAULT_MODEL
+    print(f"budget {args.budget} tokens; model {model}; summary = digest + {overhead} tokens of instructions, {OUTPUT_TOKENS} out")
+    print(f"{'log':>7} {'build':>7} {'digest':>14} {'recall':>7} {'input':>7} {'cost':>8}")
+    for mb in (float(x) for x in args.sizes.split(",")):
+        text, planted = sessiongen.generate(int(mb * 1_000_000))
+        start = time.perf_counter()
+        d = digest.build(text, args.budget)
+        elapsed = time.perf_counter() - start
+        kept = sum(1 for kind, line in planted if line in d.text or (kind == "request" and line in d.original_request))
+        tokens_in = d.tokens + overhead
+        cost = cost_usd(model, tokens_in, OUTPUT_TOKENS)
+        print(f"{mb:>5g}MB {elapsed:>6.2f}s {d.tokens:>6}/{args.budget:<7} {kept / len(planted):>6.0%} {tokens_in:>7} ${cost:.4f}")
+    full = cost_usd(model, args.budget + overhead, OUTPUT_TOKENS)
+    print(f"worst case (a digest filling the whole budget): ${full:.4f} per summary")
+
+
+if __name__ == "__main__":
+    main()
