@@ -59,7 +59,13 @@ def make(
     previous_row = store.latest_context(session["id"])
     previous = previous_row["context"] if previous_row else None
     text = session_text(session, screen) if text is None else text
-    d = digest.build(text, cfg.budget, transcript_records(session, env, transcript_dir), header(session))
+    records = transcript_records(session, env, transcript_dir)
+    d = digest.build(text, cfg.budget, records, header(session))
+    # The estimate is a heuristic; where the API can count, believe it and shrink to fit.
+    counted = summarizer.count_tokens(d, previous, cfg)
+    if counted and counted > cfg.budget:
+        d = digest.build(text, max(1000, int(cfg.budget * d.tokens / counted * 0.95)), records, header(session))
+        counted = summarizer.count_tokens(d, previous, cfg) or counted
     result = summarizer.summarize(d, previous, cfg)
     round_no = (previous_row["round"] + 1) if previous_row else 1
     return store.add_context(
@@ -68,7 +74,7 @@ def make(
         source=result.source,
         model=result.model,
         error=result.error,
-        digest_tokens=d.tokens,
+        digest_tokens=counted or d.tokens,
         input_tokens=result.input_tokens,
         output_tokens=result.output_tokens,
         cost_usd=result.cost_usd,

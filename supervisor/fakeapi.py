@@ -125,6 +125,7 @@ class FakeAnthropic:
         self.requests: list[Request] = []
         self.rules: list[Rule] = []
         self.default: Responder = default_reply
+        self.count_factor = 1.0  # count_tokens answers len/4 times this (to test corrections)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
@@ -207,7 +208,7 @@ class FakeAnthropic:
                 with api._lock:
                     api.requests.append(req)
                 if path == "/v1/messages/count_tokens":
-                    self._json(200, {"input_tokens": max(1, len(req.all_text()) // 4)})
+                    self._json(200, {"input_tokens": max(1, int(len(req.all_text()) // 4 * api.count_factor))})
                 elif path == "/v1/messages":
                     self._messages(req, api._choose(req))
                 else:

@@ -89,15 +89,35 @@ def model_input(d: Digest, previous: dict | None) -> str:
     return redact("\n\n".join(parts))
 
 
+def _client(cfg: Config):
+    import anthropic
+
+    return anthropic.Anthropic(
+        api_key=cfg.api_key, auth_token=None if cfg.api_key else cfg.auth_token,
+        base_url=cfg.base_url, timeout=cfg.timeout, max_retries=cfg.max_retries,
+    )
+
+
+def count_tokens(d: Digest, previous: dict | None, cfg: Config) -> int | None:
+    """The API's count of what a summary would send, or None (no key, no endpoint, error)."""
+    if not (cfg.api_key or cfg.auth_token):
+        return None
+    try:
+        counted = _client(cfg).messages.count_tokens(
+            model=cfg.model, system=SYSTEM, tools=[ctx.TOOL],
+            messages=[{"role": "user", "content": model_input(d, previous)}],
+        )
+        return int(counted.input_tokens)
+    except Exception:  # an estimate will do
+        return None
+
+
 def summarize(d: Digest, previous: dict | None, cfg: Config) -> Result:
     if not (cfg.api_key or cfg.auth_token):
         return _fallback(d, previous, "no API key (set ANTHROPIC_API_KEY or SUPERVISE_SUMMARY_API_KEY)")
     import anthropic
 
-    client = anthropic.Anthropic(
-        api_key=cfg.api_key, auth_token=None if cfg.api_key else cfg.auth_token,
-        base_url=cfg.base_url, timeout=cfg.timeout, max_retries=cfg.max_retries,
-    )
+    client = _client(cfg)
     text = model_input(d, previous)
     used_in = used_out = 0
     problem = "no answer"

@@ -146,3 +146,22 @@ def test_contexts_are_made_periodically_and_at_the_end_of_a_session(tmp_path):
     assert [r["round"] for r in rows] == list(range(1, len(rows) + 1))
     assert all(r["source"] == "heuristic" and r["error"].startswith("no API key") for r in rows)
     assert "Error: KeyError in src/app.py" in rows[-1]["context"]["errors_and_resolutions"]
+
+
+def test_the_apis_token_count_corrects_the_estimate(api, tmp_path):
+    from supervisor import contexts
+    from supervisor.store import Store
+
+    text, _ = sessiongen.generate(3_000_000)
+    log = tmp_path / "session.log"
+    log.write_text(text)
+    store = Store(tmp_path / "s.db")
+    session = store.create_session(command="claude", argv=["claude"], cwd="/", log_path=str(log), status="completed")
+    api.count_factor = 3.0  # the real tokenizer counts three times what we estimate
+    api.add(tool_reply(GOOD), times=None)
+    row = contexts.make(store, session, "manual", cfg(api, budget=4_000))
+    assert row["digest_tokens"] <= 4_000  # shrunk until the API's count fits
+    counts = [r for r in api.requests if r.path == "/v1/messages/count_tokens"]
+    assert len(counts) == 2  # counted, rebuilt smaller, counted again
+    sent = api.messages()[0].last_user_text()
+    assert digest.estimate_tokens(sent) * 3 <= 4_000 * 1.1
