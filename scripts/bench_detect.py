@@ -69,7 +69,7 @@ def run(rate_mb: float, seconds: float, tmp: Path) -> tuple[list[float], int]:
     pfile = tmp / "bench.toml"
     pfile.write_text(PATTERNS)
     env = dict(os.environ, SUPERVISE_HOME=str(home), PYTHONPATH=str(ROOT))
-    proc = subprocess.run(
+    subprocess.run(
         [sys.executable, "-m", "supervisor", "--agent", "bench", "--patterns", str(pfile), "--", sys.executable, "-c", CHILD, str(seconds), str(rate_mb), str(tmp / f"sent-{rate_mb}")],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )

@@ -18,7 +18,6 @@ import os
 import random
 import select
 import shutil
-import statistics
 import sys
 import tempfile
 import time

@@ -172,8 +172,6 @@ class Recorder:
         return observer
 
     def _now(self) -> float:
-        import time
-
         return time.monotonic() - self.config.start_monotonic if self.config.start_monotonic else 0.0
 
     def _on_transcript(self, record: dict, path: Path) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdriver import CLAUDE_VERSION, Screen, claude_bin, claude_env
+from agentdriver import Screen, claude_bin, claude_env
 from helpers import latest, session, wait_for
 from supervisor.fakeapi import FakeAnthropic, default_reply
 

@@ -4,12 +4,11 @@ import asyncio
 import json
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import SUPERVISE, run_cli
+from conftest import run_cli
 from helpers import latest
 
 
