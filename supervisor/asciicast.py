@@ -63,6 +63,11 @@ def open_text(path: Path):
     return open(path, encoding="utf-8", errors="replace")
 
 
+def read_header(path: Path) -> dict:
+    with open_text(path) as fh:
+        return json.loads(fh.readline())
+
+
 def read(path: Path) -> tuple[dict, Iterator[tuple[float, str, str]]]:
     """The header and an iterator of events. A torn last line (crash mid-write) is skipped."""
     fh = open_text(path)

@@ -52,15 +52,12 @@ class Outbox:
         self.pending = 0  # bytes waiting
         self.broken: str | None = None  # why the recorder stopped listening, if it did
         self.blocked = False  # the pipe was full: wait for the selector to say it is writable
-        self.peak = 0
 
     def put(self, kind: bytes, t: float, payload: bytes) -> None:
         if self.broken is None:
             self._chunks.append(HEADER.pack(kind, t, len(payload)))
             self._chunks.append(payload)
             self.pending += HEADER.size + len(payload)
-            if self.pending > self.peak:
-                self.peak = self.pending
 
     def flush(self, force: bool = False) -> None:
         """Write what the pipe takes now, never blocking; small amounts wait unless forced."""

@@ -180,8 +180,7 @@ def summarize(
     store = _store()
     session = store.resolve(session_id)
     cfg = summarizer.load_config(model=model, base_url=base_url, budget=budget)
-    template = contexts.template_path(os.environ)
-    row = contexts.make(store, session, "manual", cfg, template=template.read_text() if template.is_file() else None)
+    row = contexts.make(store, session, "manual", cfg, template=contexts.load_template(os.environ))
     how = row["source"] + (f" ({row['error']})" if row["error"] else f" ({row['model']})")
     cost = f", ${row['cost_usd']:.4f}" if row["cost_usd"] is not None else ""
     typer.echo(f"supervise: round {row['round']} for session {session['id']} from the {how}; digest {row['digest_tokens']} tokens{cost}", err=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import string
-from pathlib import Path
 
 from .digest import SALIENT, Digest, estimate_tokens
 
@@ -153,8 +152,3 @@ def _fill(template: str, ctx: dict, round_no: int) -> str:
         values[key] = "\n".join(f"- {item}" for item in items) if items else "- (none)"
     return string.Template(template).safe_substitute(values)
 
-
-def load_template(path: Path | None) -> str | None:
-    if path and path.is_file():
-        return path.read_text(encoding="utf-8")
-    return None

@@ -83,5 +83,7 @@ def make(
     )
 
 
-def template_path(env: Mapping[str, str]) -> Path:
-    return summarizer.config_file(env).parent / "context_prompt.txt"
+def load_template(env: Mapping[str, str]) -> str | None:
+    """The user's context prompt template (~/.config/supervise/context_prompt.txt), if any."""
+    path = summarizer.config_file(env).parent / "context_prompt.txt"
+    return path.read_text(encoding="utf-8") if path.is_file() else None

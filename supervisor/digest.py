@@ -263,11 +263,6 @@ def _fit(lines: list[tuple[int, str]], quota: int) -> tuple[list[tuple[int, str]
     return head + tail[::-1], cost
 
 
-def read_log(path: Path) -> str:
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return fh.read()
-
-
 def read_transcript(paths: Iterable[Path]) -> list[dict]:
     records = []
     for path in paths:

@@ -11,24 +11,36 @@ from .redact import redact as _redact
 from .emulator import DEFAULT_EMULATOR, make
 from .errors import SuperviseError
 from .store import COMPLETED, FAILED, Store
-from .textlog import TextLog
+from .textlog import Frame, TextLog
 
 FORMATS = ("text", "cast", "json")
 
 
-def render_cast(path: Path, emulator: str = DEFAULT_EMULATOR) -> Iterator[str]:
-    """Render a recording into text-log lines, as the live renderer would have."""
+def replay(path: Path, emulator: str = DEFAULT_EMULATOR) -> tuple[TextLog, Iterator[tuple[float, Frame]]]:
+    """A recording fed through the text-log renderer as the live one was: the renderer, and
+    the frame each output or resize event produced."""
     header, events = asciicast.read(path)
     log = TextLog(make(emulator, int(header.get("width", 80)), int(header.get("height", 24))))
-    for t, code, data in events:
-        if code == "o":
-            yield from log.feed(t, data).logged
-        elif code == "r":
-            try:
-                cols, rows = (int(x) for x in data.split("x"))
-            except ValueError:
-                continue
-            yield from log.resize(t, cols, rows).logged
+
+    def frames() -> Iterator[tuple[float, Frame]]:
+        for t, code, data in events:
+            if code == "o":
+                yield t, log.feed(t, data)
+            elif code == "r":
+                try:
+                    cols, rows = (int(x) for x in data.split("x"))
+                except ValueError:
+                    continue
+                yield t, log.resize(t, cols, rows)
+
+    return log, frames()
+
+
+def render_cast(path: Path, emulator: str = DEFAULT_EMULATOR) -> Iterator[str]:
+    """Render a recording into text-log lines, as the live renderer would have."""
+    log, frames = replay(path, emulator)
+    for _, frame in frames:
+        yield from frame.logged
     yield from log.finish()
 
 

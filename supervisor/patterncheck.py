@@ -13,10 +13,9 @@ from pathlib import Path
 
 from . import asciicast
 from .detector import Detection, Detector
-from .emulator import DEFAULT_EMULATOR, make
 from .errors import SuperviseError
+from .export import replay
 from .patterns import PatternSet
-from .textlog import TextLog
 
 
 def is_cast(path: Path) -> bool:
@@ -29,26 +28,14 @@ def is_cast(path: Path) -> bool:
 
 
 def cast_command(path: Path) -> str | None:
-    header, _ = asciicast.read(path)
-    command = header.get("command") or ""
+    command = asciicast.read_header(path).get("command") or ""
     return command.split()[0] if command else None
 
 
 def check_cast(path: Path, patterns: PatternSet) -> Iterator[Detection]:
-    header, events = asciicast.read(path)
-    log = TextLog(make(DEFAULT_EMULATOR, int(header.get("width", 80)), int(header.get("height", 24))))
+    log, frames = replay(path)
     detector = Detector(patterns)
-    for t, code, data in events:
-        if code == "o":
-            frame = log.feed(t, data)
-        elif code == "r":
-            try:
-                cols, rows = (int(x) for x in data.split("x"))
-            except ValueError:
-                continue
-            frame = log.resize(t, cols, rows)
-        else:
-            continue
+    for t, frame in frames:
         yield from detector.feed(t, frame.appeared, [r.text for r in log.rows])
 
 

@@ -4,8 +4,7 @@ The supervisor starts it with `python -m supervisor.recorder CONFIG` and feeds i
 over a pipe (see channel.py). Its main thread decodes output, appends it to the .cast file
 (flushed after every read, so at most a fraction of a second is ever in flight), stores
 events in SQLite and tracks terminal modes; a render thread feeds the terminal emulator,
-appends finished lines to the text log and tells listeners (the detector) what appeared
-on screen. If the pipe closes without an END frame, the supervisor died: everything
+appends finished lines to the text log and tells the detector what appeared on screen. If the pipe closes without an END frame, the supervisor died: everything
 received is still written, and the session is marked interrupted.
 
 A failure in a side channel (events, text log) is reported once and the rest goes on.
@@ -31,9 +30,8 @@ from .errors import SuperviseError
 from .events import EventSink
 from .store import ACTIVE, INTERRUPTED, Event, Store, utcnow
 from .termmodes import ModeTracker
-from .textlog import Frame, TextLog
+from .textlog import TextLog
 
-FrameListener = Callable[[float, Frame], None]
 _STOP = object()
 # Output chunks closer together than this become one .cast event: the same replay to the
 # eye, far fewer events under heavy output.
@@ -73,7 +71,7 @@ class Recorder:
         self.config = config
         self._tell = tell or (lambda message: None)
         self.modes = ModeTracker()
-        self.listeners: list[FrameListener] = []
+        self._agent_session_id: str | None = None
         self._report = report or (lambda msg: print(msg, file=sys.stderr))
         self._errors: set[str] = set()
         self._render_q: queue.SimpleQueue = queue.SimpleQueue()
@@ -87,12 +85,8 @@ class Recorder:
         self._cast = asciicast.Writer(paths.open_private(Path(config.cast_path), "w", encoding="utf-8"), header)
         self._log = paths.open_private(Path(config.log_path), "w", encoding="utf-8")
         self.textlog = TextLog(emulators.make(config.emulator, h["width"], h["height"]))
-        self._store: Store | None = None
         self._cast_lock = threading.Lock()
-        try:
-            self._store = Store(Path(config.db_path))
-        except Exception as exc:  # the recording matters more than the events table
-            self._fail("event store", exc)
+        self._store = self._open_store()
         self.sink = EventSink(self._open_store(), config.session_id, self._marker, self._tell, config.start_monotonic)
         self.keeper: ContextKeeper | None = None
         if config.agent and config.contexts:
@@ -101,7 +95,6 @@ class Recorder:
             self.keeper.start()
         self._detect_lock = threading.Lock()
         self.detector = Detector(self._load_patterns())
-        self.listeners.append(self._detect)
         self._pattern_observer = self._watch_patterns() if config.agent else None
         self.transcript: transcript.TranscriptFollower | None = None
         if config.transcript_dir:
@@ -111,6 +104,7 @@ class Recorder:
         self._render_thread.start()
 
     def _open_store(self) -> Store | None:
+        # the recording matters more than the events table: carry on without it
         try:
             return Store(Path(self.config.db_path))
         except Exception as exc:
@@ -126,6 +120,8 @@ class Recorder:
         return patternfiles.select(sets, self.config.agent)
 
     def _detect(self, t: float, frame) -> None:
+        if self.detector.patterns is None:
+            return
         screen = [row.text for row in self.textlog.rows]
         with self._detect_lock:
             found = self.detector.feed(t, frame.appeared, screen)
@@ -176,7 +172,7 @@ class Recorder:
 
     def _on_transcript(self, record: dict, path: Path) -> None:
         sid = record.get("sessionId")
-        if sid and sid != getattr(self, "_agent_session_id", None):
+        if sid and sid != self._agent_session_id:
             self._agent_session_id = sid
             self.sink.set_agent_session_id(sid)
         detail = transcript.compaction(record)
@@ -342,11 +338,10 @@ class Recorder:
             self._render_backlog -= len(text)
             self._render_room.notify()
         self._write_log(frame.logged)
-        for listener in self.listeners:
-            try:
-                listener(t, frame)
-            except Exception as exc:
-                self._fail("detector", exc)
+        try:
+            self._detect(t, frame)
+        except Exception as exc:
+            self._fail("detector", exc)
 
     def _write_log(self, lines: list[str]) -> None:
         if lines:
@@ -425,10 +420,9 @@ class ContextKeeper(threading.Thread):
             if trigger != "session_end":  # the final screen is in the log by then
                 text += "\n" + "\n".join(r.text for r in list(rec.textlog.rows) if r.text.strip())
             self._chars_at_last = rec.output_chars
-            template = contexts.template_path(os.environ)
             row = contexts.make(
                 self._store, session, trigger, self.cfg, text=text,
-                template=template.read_text() if template.is_file() else None,
+                template=contexts.load_template(os.environ),
                 transcript_dir=Path(rec.config.transcript_dir) if rec.config.transcript_dir else None,
             )
         except Exception as exc:

@@ -142,11 +142,16 @@ def run(
     store.update_session(sid, child_pid=proc.pid)
 
     notes: list[str] = []
+
+    def heard(message: dict) -> None:
+        if "error" in message:
+            notes.append(message["error"])
+
     loop = PtyLoop(
         proc,
         outbox,
         inbox=inbox,
-        on_message=lambda m: notes.append(m["error"]) if "error" in m else None,
+        on_message=heard,
         stdin_fd=stdin_fd,
         stdout_fd=stdout_fd,
         size=lambda: tty.size(stdout_fd, stdin_fd, env=env),
@@ -170,8 +175,7 @@ def run(
                 modes = ""
                 for message in inbox.read_until(lambda m: "modes" in m, RECORDER_WAIT):
                     modes = message.get("modes", modes)
-                    if "error" in message:
-                        notes.append(message["error"])
+                    heard(message)
                 _restore_modes(stdout_fd, modes)
     finally:
         if outcome is None:  # an exception escaped the loop: the child must not outlive us
@@ -180,8 +184,7 @@ def run(
     # The text log is complete once the recorder has rendered everything; don't hold the
     # user's shell for long if it is far behind (it finishes in the background).
     for message in inbox.read_until(lambda m: "done" in m, RECORDER_WAIT):
-        if "error" in message:
-            notes.append(message["error"])
+        heard(message)
     inbox.close()
     if outbox.broken:
         notes.append(f"supervise: the recorder stopped ({outbox.broken}); see {sdir / 'recorder.err'}")
