@@ -365,6 +365,10 @@ class ContextKeeper(threading.Thread):
         env = os.environ
         self.every_seconds = float(env.get("SUPERVISE_SUMMARY_EVERY_MINUTES", "10")) * 60
         self.every_chars = int(float(env.get("SUPERVISE_SUMMARY_EVERY_KB", "256")) * 1024)
+        # Each context digests the whole log so far, on the GIL the renderer and the detector
+        # share: under heavy output the KB trigger alone fired at every check (5 s) and
+        # detection lagged by up to a second (scripts/bench_detect.py). Not more often than this.
+        self.min_seconds = float(env.get("SUPERVISE_SUMMARY_MIN_SECONDS", "60"))
         self._wanted: queue.SimpleQueue = queue.SimpleQueue()
         self._last_made: float | None = None
         self._chars_at_last = 0
@@ -400,6 +404,8 @@ class ContextKeeper(threading.Thread):
 
     def _periodic(self, started: float) -> str | None:
         since = self._last_made or started
+        if time.monotonic() - since < self.min_seconds:
+            return None
         new_chars = self.recorder.output_chars - self._chars_at_last
         if self.every_seconds and time.monotonic() - since >= self.every_seconds and new_chars:
             return "periodic"

@@ -136,7 +136,7 @@ def test_contexts_are_made_periodically_and_at_the_end_of_a_session(tmp_path):
     from helpers import latest, wait_for
     from supervisor.store import Store
 
-    env = {**os.environ, "SUPERVISE_SUMMARY_EVERY_KB": "4", "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "", "ANTHROPIC_BASE_URL": ""}
+    env = {**os.environ, "SUPERVISE_SUMMARY_EVERY_KB": "4", "SUPERVISE_SUMMARY_MIN_SECONDS": "0", "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "", "ANTHROPIC_BASE_URL": ""}
     script = "for i in $(seq 1 400); do echo \"built module $i\"; done; echo 'Error: KeyError in src/app.py'; sleep 7"
     run_cli("--agent", "aider", "--", "sh", "-c", script, env=env, check=True, timeout=60)
     sid = latest()["id"]
