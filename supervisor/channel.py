@@ -21,6 +21,7 @@ from itertools import islice
 
 HEADER = struct.Struct("<cdI")
 OUTPUT, INPUT, RESIZE, EVENT, END = b"o", b"i", b"r", b"e", b"q"
+NOTE = b"n"  # the loop telling the recorder what it did with a request (JSON)
 F_SETPIPE_SZ = 1031
 IOV_MAX = 1024
 PIPE_SIZE = 1 << 20
@@ -129,6 +130,9 @@ class Outbox:
         import signal as _signal
 
         self.event(t, "signal", {"signal": _signal.Signals(signum).name})
+
+    def note(self, t: float, detail: dict) -> None:
+        self.put(NOTE, t, json.dumps(detail).encode())
 
     def end(self, t: float, detail: dict) -> None:
         self.put(END, t, json.dumps(detail).encode())

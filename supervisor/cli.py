@@ -31,6 +31,15 @@ app = typer.Typer(
 )
 
 RUN_CONTEXT = {"allow_interspersed_args": False, "ignore_unknown_options": True}
+INJECT_MODES = ("auto", "type", "off")
+INJECT_HELP = ("Give the agent its session context back after compaction and on resume: auto (Claude Code: "
+               "its SessionStart hook, else typed at the idle prompt), type (always typed), off.")
+
+
+def _check_inject(inject: str) -> str:
+    if inject not in INJECT_MODES:
+        raise SuperviseError(f"unknown --inject mode '{inject}'", f"use one of: {', '.join(INJECT_MODES)}", exit_code=2)
+    return inject
 
 
 def _store() -> Store:
@@ -51,6 +60,7 @@ def run(
     record_input: bool = typer.Option(False, "--record-input", help="Also record keystrokes (may capture secrets)."),
     emulator: str = typer.Option("avt", "--emulator", help="Terminal emulator for the text log: avt or pyte."),
     pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file (repeatable); overrides by agent name."),
+    inject: str = typer.Option("auto", "--inject", help=INJECT_HELP),
 ) -> None:
     """Run COMMAND under the supervisor: `supervise run [OPTIONS] -- COMMAND [ARGS]...`"""
     from .emulator import EMULATORS
@@ -62,7 +72,7 @@ def run(
         raise SuperviseError(f"unknown emulator '{emulator}'", f"use one of: {', '.join(EMULATORS)}", exit_code=2)
     opts = RunOptions(
         argv=list(command), name=name, agent=agent, record_input=record_input, emulator=emulator,
-        pattern_files=[str(p) for p in pattern_files or []],
+        pattern_files=[str(p) for p in pattern_files or []], inject=_check_inject(inject),
     )
     raise typer.Exit(run_session(opts))
 
@@ -70,10 +80,15 @@ def run(
 @app.command()
 def resume(
     session_id: Optional[str] = typer.Argument(None, help="Session id (any unique prefix)."),
-    last: bool = typer.Option(False, "--last", help="Resume the most recent session."),
     extra: Optional[List[str]] = typer.Argument(None, help="Extra arguments for the command, after `--`."),
+    last: bool = typer.Option(False, "--last", help="Resume the most recent session."),
+    fresh: bool = typer.Option(False, "--fresh", help="Start the agent's conversation anew (no `claude --resume`); the context is still given."),
+    inject: Optional[str] = typer.Option(None, "--inject", help=INJECT_HELP + " Default: as the session was run."),
 ) -> None:
-    """Start a new session linked to an earlier one: same command, directory and agent."""
+    """Start a new session linked to an earlier one: same command, directory, agent and
+    options; for Claude Code with `--resume <its session id>`. The earlier session's context
+    (summarized first if it is out of date) is given to the agent once it is ready."""
+    from . import claude
     from .session import RunOptions, run as run_session
 
     store = _store()
@@ -88,14 +103,25 @@ def resume(
     store.close()
     if not Path(old["cwd"]).is_dir():
         raise SuperviseError(f"the session's directory {old['cwd']} no longer exists", "recreate it or cd elsewhere and run anew")
+    options = old.get("options") or {}
     # The stored agent is what was in use; pass it on only if the command alone would not choose it.
     agent = old["agent"] if old["agent"] not in (None, Path(old["argv"][0]).name) else None
+    argv = list(old["argv"]) + list(extra or [])
+    if old["agent"] == "claude":
+        if not fresh and not old.get("agent_session_id"):
+            print(f"supervise: no Claude Code session id was recorded for {old['id']}; starting a new conversation "
+                  "and giving it the context", file=sys.stderr)
+        argv = claude.resume_argv(argv, None if fresh else old.get("agent_session_id"))
     opts = RunOptions(
-        argv=list(old["argv"]) + list(extra or []),
+        argv=argv,
         name=old["name"],
         agent=agent,
         cwd=old["cwd"],
         parent_id=old["id"],
+        record_input=bool(options.get("record_input", False)),
+        emulator=options.get("emulator", "avt"),
+        pattern_files=[p for p in options.get("pattern_files", []) if Path(p).exists()],
+        inject=_check_inject(inject or options.get("inject", "auto")),
     )
     raise typer.Exit(run_session(opts))
 

@@ -57,7 +57,9 @@ def make(
     so far and its screen); else it is read from the session's files."""
     env = os.environ if env is None else env
     previous_row = store.latest_context(session["id"])
-    previous = previous_row["context"] if previous_row else None
+    # A resumed session's first context carries on from the one it resumed.
+    chained = previous_row or (store.latest_context(session["parent_id"]) if session.get("parent_id") else None)
+    previous = chained["context"] if chained else None
     text = session_text(session, screen) if text is None else text
     records = transcript_records(session, env, transcript_dir)
     d = digest.build(text, cfg.budget, records, header(session))
@@ -81,6 +83,28 @@ def make(
         context=result.context,
         prompt=ctx.render(result.context, round_no, template),
     )
+
+
+def latest_or_new(store: Store, session: dict, cfg: summarizer.Config, env: Mapping[str, str]) -> dict:
+    """The session's latest context; made anew first if there is none, or if the session
+    showed more after it was made (a supervisor killed before its session-end context)."""
+    row = store.latest_context(session["id"])
+    if row is not None and not _stale(row, session):
+        return row
+    return make(store, session, "resume", cfg, env, template=load_template(env))
+
+
+def _stale(row: dict, session: dict) -> bool:
+    from datetime import datetime
+
+    made = datetime.fromisoformat(row["created"]).timestamp()
+    last_output = 0.0
+    for key in ("cast_path", "log_path"):
+        try:
+            last_output = max(last_output, os.stat(session[key]).st_mtime)
+        except (OSError, KeyError, TypeError):
+            pass
+    return last_output > made + 1.0  # a second's grace: the log is closed just before the last context
 
 
 def load_template(env: Mapping[str, str]) -> str | None:

@@ -156,6 +156,23 @@ class Detector:
             return [Detection("idle_prompt", t, line.strip(), p.qualified, row)]
         return []
 
+    def dialog_up(self, screen: list[str]) -> bool:
+        """A permission or confirmation dialog waits for an answer: its line is on screen and
+        no idle line below it (in a scrolling CLI an answered dialog stays in view, above the
+        prompt that followed it; a full-screen TUI hides its idle line while asking)."""
+        if self.patterns is None:
+            return False
+        dialogs = self.patterns.of("permission_prompt")
+        if not dialogs:
+            return False
+        idles = self.patterns.of("idle_prompt")
+        for line in reversed(screen):
+            if any(p.regex.search(line) for p in dialogs):
+                return True
+            if any(p.regex.search(line) for p in idles):
+                return False
+        return False
+
     def _expire(self, t: float, screen: list[str]) -> None:
         """After a frame: note how many lines of each sighting are on screen; forget those
         gone for longer than `grace`."""

@@ -9,6 +9,11 @@ loop sleeps in `select` until something happens. Text that supervise itself want
 into the child (`send`) waits in the same pending-input buffer as the user's keys and is
 written only when the PTY is writable.
 
+The recorder may ask the loop to type the session context into the child (`inject`). The
+loop has the last word, as only it sees the user's keys: it declines while the user is
+typing or has a half-typed line, and holds their keys back while it types, so the two
+never interleave.
+
 Every effect is a parameter (child, fds, outbox, size function), so tests run it with real
 tiny children.
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import selectors
 import signal
 import threading
@@ -40,6 +46,16 @@ KILL_GRACE = 3.0
 # Output not yet taken by the recorder. Past this, we stop reading the PTY until half of it
 # is gone: a flood (`yes`) then runs at the recorder's pace instead of filling memory.
 BACKLOG_CAP = 16 << 20
+
+# Typing for supervise: Enter goes this long after the text (an Enter inside a burst of
+# input is taken as part of a paste), a little longer for a long text.
+ENTER_DELAY = 0.4
+ENTER_DELAY_PER_KB = 0.05
+RELEASE_AFTER = 0.3  # then the user's held-back keys follow
+USER_QUIET = 1.5  # a key within this many seconds: the user is typing, don't inject
+_ESCAPES = re.compile(rb"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|O.|.)?", re.DOTALL)
+_LINE_ENDS = frozenset(b"\r\n\x03\x15")  # Enter, ^C, ^U: the input line is empty again
+_ERASE = frozenset(b"\x7f\x08")
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 HANDLED = (signal.SIGWINCH, signal.SIGCHLD, *FORWARDED)
@@ -100,6 +116,12 @@ class PtyLoop:
         self._kill_at: float | None = None
         self._stdout_ok = stdout_fd is not None
         self._send_eof = False
+        self._last_key = float("-inf")
+        self._draft = 0  # characters the user has typed on the agent's input line, roughly
+        self._draft_since = 0.0  # when that line was begun (loop time)
+        self._holding: object | None = None  # the injection in progress: user keys wait
+        self._held = bytearray()
+        self._timers: list[tuple[float, str]] = []
 
     # -- called from other threads ------------------------------------------------------------
 
@@ -158,9 +180,10 @@ class PtyLoop:
             now = self.clock()
             if drain_until is not None:
                 timeout = max(0.0, min(DRAIN_QUIET, drain_until - now))
-            if self._kill_at is not None:
-                wait = max(0.0, self._kill_at - now)
-                timeout = wait if timeout is None else min(timeout, wait)
+            for at in [self._kill_at, *(t for t, _ in self._timers)]:
+                if at is not None:
+                    wait = max(0.0, at - now)
+                    timeout = wait if timeout is None else min(timeout, wait)
             # Under heavy output, frames for the recorder go out in batches; before sleeping,
             # whatever is left goes out so the recorder (and the detector) see it at once.
             events = []
@@ -193,7 +216,10 @@ class PtyLoop:
                     self.outbox.writable()
                 elif fd == inbox_fd:
                     for message in self.inbox.read():
-                        self.on_message(message)
+                        if "inject" in message:
+                            self._inject(message["inject"], now)
+                        else:
+                            self.on_message(message)
                     if self.inbox.closed:
                         sel.unregister(inbox_fd)
                         inbox_fd = None
@@ -205,6 +231,8 @@ class PtyLoop:
                         self._injected.clear()
                 else:
                     self._read_stdin(sel, now)
+            if self._timers:
+                self._run_timers(now)
             if self._send_eof and not self._pending:
                 self._send_eof = False
                 self._pending += b"\x04"
@@ -292,9 +320,63 @@ class PtyLoop:
         if not data:
             self._stdin_eof(sel)
             return
-        self._pending += data
+        self._last_key = now
+        self._track_draft(data, now - self.start)
+        if self._holding is not None:
+            self._held += data
+        else:
+            self._pending += data
         if self.record_input:
             self.outbox.input(now - self.start, data)
+
+    def _track_draft(self, data: bytes, t: float) -> None:
+        for byte in _ESCAPES.sub(b"", data):
+            if byte in _LINE_ENDS:
+                self._draft = 0
+            elif byte in _ERASE:
+                self._draft = max(0, self._draft - 1)
+            elif byte >= 0x20:
+                if not self._draft:
+                    self._draft_since = t
+                self._draft += 1
+
+    # -- typing for supervise ------------------------------------------------------------------
+
+    def _inject(self, request: dict, now: float) -> None:
+        """Type `data`, then Enter a moment later; or decline, saying why."""
+        rid = request.get("id")
+        why = None
+        if self._holding is not None:
+            why = "typing already"
+        elif now - self._last_key < USER_QUIET:
+            why = "user typing"
+        elif self._draft and self._draft_since >= float(request.get("fresh", 0.0)):
+            # keys typed since the agent last showed a fresh prompt: a half-typed line (keys
+            # from before were taken by the agent: a dialog's "y", a menu's "1")
+            why = "user has a half-typed line"
+        elif self._status is not None:
+            why = "child exited"
+        if why:
+            self.outbox.note(now - self.start, {"id": rid, "state": "declined", "why": why})
+            return
+        data = str(request.get("data", "")).encode()
+        self._holding = rid
+        self._pending += data
+        delay = ENTER_DELAY + len(data) / 1024 * ENTER_DELAY_PER_KB if data else 0.0
+        self._timers.append((now + delay, "enter"))
+
+    def _run_timers(self, now: float) -> None:
+        due = [name for t, name in self._timers if t <= now]
+        self._timers = [(t, name) for t, name in self._timers if t > now]
+        for name in due:
+            if name == "enter":
+                self._pending += b"\r"
+                self.outbox.note(now - self.start, {"id": self._holding, "state": "typed", "t": now - self.start, "held": len(self._held)})
+                self._timers.append((now + RELEASE_AFTER, "release"))
+            elif name == "release":
+                self._pending += self._held
+                self._held.clear()
+                self._holding = None
 
     def _stdin_eof(self, sel: selectors.BaseSelector) -> None:
         """Input ended (a pipe or file as stdin): pass EOF on, as the terminal's ^D would."""

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from . import asciicast, channel, emulator as emulators, paths, patterns as patternfiles, transcript
 from .detector import Detector
+from .injection import Context, Injector
 from .errors import SuperviseError
 from .events import EventSink
 from .store import ACTIVE, INTERRUPTED, Event, Store, utcnow
@@ -57,6 +58,9 @@ class RecorderConfig:
     started_wall: float | None = None  # the same moment by the wall clock (transcript timestamps)
     transcript_dir: str | None = None  # Claude Code's project folder to follow
     contexts: bool = True  # make session contexts (on compaction, periodically, at the end)
+    inject: str = "off"  # give the agent its context back: auto | type | off
+    hook_socket: str | None = None  # where Claude Code's SessionStart hook asks for it
+    resume_from: str | None = None  # the session this one resumes: its context is due at start
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -89,9 +93,14 @@ class Recorder:
         self._store = self._open_store()
         self.sink = EventSink(self._open_store(), config.session_id, self._marker, self._tell, config.start_monotonic)
         self.keeper: ContextKeeper | None = None
+        self.injector: Injector | None = None
+        self._stopping = threading.Event()
+        self._hooks = None
         if config.agent and config.contexts:
             self.keeper = ContextKeeper(self)
             self.sink.listeners.append(self.keeper.on_event)
+            if config.inject != "off":
+                self._start_injector()
             self.keeper.start()
         self._detect_lock = threading.Lock()
         self.detector = Detector(self._load_patterns())
@@ -102,6 +111,55 @@ class Recorder:
             self.transcript.start()
         self._render_thread = threading.Thread(target=self._render_worker, name="supervise-render", daemon=True)
         self._render_thread.start()
+
+    # -- giving the context back (see injection.py) ----------------------------------------------
+
+    def _start_injector(self) -> None:
+        config = self.config
+        self.injector = inj = Injector(
+            config.inject,
+            send=self._tell,
+            record=lambda t, detail: self.sink.emit("injection", t, detail, detail["channel"]),
+            hook_channel=config.hook_socket is not None,
+        )
+
+        def on_event(kind: str, t: float, detail: dict) -> None:
+            if kind == "idle_prompt":
+                inj.on_idle_event(t)
+            else:
+                inj.on_event(kind, t)
+
+        self.sink.listeners.append(on_event)
+        if config.resume_from:
+            inj.resume(0.0)
+            self.keeper.want("resume")
+        if config.hook_socket:
+            from .hookserver import HookServer
+
+            try:
+                self._hooks = HookServer(config.hook_socket, self._hook_answer, self._fail)
+                self._hooks.start()
+            except OSError as exc:
+                self._fail("context hook", exc)
+        threading.Thread(target=self._tick_injector, name="supervise-inject", daemon=True).start()
+
+    def _tick_injector(self) -> None:
+        inj = self.injector
+        while not self._stopping.wait(0.1 if inj.watching else 0.25):
+            try:
+                inj.tick(self._now())
+            except Exception as exc:
+                self._fail("context injection", exc)
+
+    def _hook_answer(self, request: dict) -> str | None:
+        source = str(request.get("source", ""))
+        if source == "compact":  # the hook is one more witness that a compaction finished
+            self.sink.emit("compaction_finished", self._now(), {}, "hook")
+        return self.injector.hook(source, self._now)
+
+    def context_made(self, row: dict, session_id: str) -> None:
+        if self.injector is not None:
+            self.injector.on_context(Context(session_id, row["round"], row["prompt"], self._now()))
 
     def _open_store(self) -> Store | None:
         # the recording matters more than the events table: carry on without it
@@ -127,6 +185,9 @@ class Recorder:
             found = self.detector.feed(t, frame.appeared, screen)
         for d in found:
             self.sink.emit(d.kind, d.t, d.detail(), "regex")
+        inj = self.injector
+        if inj is not None:
+            inj.on_frame(t, screen, self.detector.idle, self.detector.dialog_up(screen), self.modes.private.get("2004") == "h")
 
     def reload_patterns(self) -> None:
         """A pattern file changed: use the new patterns, or keep the old ones if it is broken."""
@@ -175,6 +236,8 @@ class Recorder:
         if sid and sid != self._agent_session_id:
             self._agent_session_id = sid
             self.sink.set_agent_session_id(sid)
+        if self.injector is not None and record.get("type") == "user":
+            self.injector.on_user_turn(transcript.user_text(record))
         detail = transcript.compaction(record)
         if detail is None:
             return
@@ -213,6 +276,9 @@ class Recorder:
                     self._render_q.put(("r", t, (cols, rows)))
                 elif kind == channel.EVENT:
                     events.append(self._event(t, json.loads(payload)))
+                elif kind == channel.NOTE:
+                    if self.injector is not None:
+                        self.injector.on_note(json.loads(payload), self._now())
                 elif kind == channel.END:
                     self._output(t, self._out_decoder.decode(b"", final=True))
                     end = json.loads(payload)
@@ -267,6 +333,11 @@ class Recorder:
 
     def finish(self) -> None:
         """Let rendering catch up, write the final screen, close everything."""
+        self._stopping.set()
+        if self.injector is not None:
+            self.injector.mode = "off"  # the child is gone: nothing more to type or hand over
+        if self._hooks is not None:
+            self._hooks.close()
         self._render_q.put((_STOP, 0.0, None))
         self._render_thread.join()
         if self.transcript is not None:
@@ -374,6 +445,9 @@ class ContextKeeper(threading.Thread):
         self._chars_at_last = 0
         self._store: Store | None = None
 
+    def want(self, trigger: str) -> None:
+        self._wanted.put(trigger)
+
     def on_event(self, kind: str, t: float, detail: dict) -> None:
         if kind == "compaction_started":
             self._wanted.put(kind)
@@ -392,13 +466,16 @@ class ContextKeeper(threading.Thread):
                     continue
             if trigger is _STOP:
                 return
+            if trigger == "resume":
+                self.resume()
+                continue
             while True:  # fold what piled up meanwhile into this run
                 try:
                     extra = self._wanted.get_nowait()
                 except queue.Empty:
                     break
-                if extra is _STOP:
-                    self._wanted.put(_STOP)
+                if extra is _STOP or extra == "resume":
+                    self._wanted.put(extra)
                     break
             self.make(trigger)
 
@@ -436,6 +513,25 @@ class ContextKeeper(threading.Thread):
             return None
         self._last_made = time.monotonic()
         rec._tell({"context": {"round": row["round"], "trigger": trigger, "source": row["source"], "prompt": row["prompt"]}})
+        rec.context_made(row, session["id"])
+        return row
+
+    def resume(self) -> dict | None:
+        """The resumed session's latest context, made anew first if the session went on
+        after it (its last output is newer): that is what the new session is given."""
+        from . import contexts
+
+        rec = self.recorder
+        parent_id = rec.config.resume_from
+        try:
+            if self._store is None:
+                self._store = Store(Path(rec.config.db_path))
+            row = contexts.latest_or_new(self._store, self._store.get_session(parent_id), self.cfg, os.environ)
+        except Exception as exc:
+            rec._fail("session context", exc)
+            return None
+        rec._tell({"context": {"round": row["round"], "trigger": row["trigger"], "source": row["source"], "prompt": row["prompt"], "session": parent_id}})
+        rec.context_made(row, parent_id)
         return row
 
     def stop(self) -> None:

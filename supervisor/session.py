@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,7 +16,8 @@ from pathlib import Path
 
 from ptyprocess import PtyProcess
 
-from . import paths, transcript, tty
+from . import claude, paths, transcript, tty
+from .hook import SOCKET_ENV
 from . import patterns as patternfiles
 from .patterns import PatternSet
 from .errors import SuperviseError
@@ -39,6 +41,13 @@ class RunOptions:
     parent_id: str | None = None
     emulator: str = "avt"
     pattern_files: list[str] = field(default_factory=list)
+    inject: str = "auto"  # give the agent its context back after compaction / on resume: auto | type | off
+
+    @property
+    def stored(self) -> dict:
+        """What `supervise resume` needs to run the session again the same way."""
+        return {"record_input": self.record_input, "emulator": self.emulator,
+                "pattern_files": [str(Path(p).resolve()) for p in self.pattern_files], "inject": self.inject}
 
 
 def choose_patterns(opts: RunOptions, env: Mapping[str, str]) -> tuple[str, PatternSet | None]:
@@ -78,6 +87,7 @@ def run(
         cwd=opts.cwd,
         pid=os.getpid(),
         parent_id=opts.parent_id,
+        options=opts.stored,
     )
     sid = session["id"]
     try:
@@ -101,6 +111,16 @@ def run(
     cols, rows = tty.size(stdout_fd, stdin_fd, env=env)
     child_env = {**env, "SUPERVISE_SESSION_ID": sid}
     child_env.setdefault("TERM", "xterm-256color")
+    inject = opts.inject if pattern_set is not None else "off"
+    spawn_argv, hook_socket, socket_dir = list(opts.argv), None, None
+    # Claude Code takes the context through its SessionStart hook: nothing to type, and it
+    # cannot land in a dialog. Our settings file goes with this run only; a user's own
+    # --settings is left alone (and the context is typed instead).
+    if inject == "auto" and agent == "claude" and not claude.has_own_settings(opts.argv):
+        socket_dir = tempfile.mkdtemp(prefix="supervise-")  # private (0700), and a short path
+        hook_socket = os.path.join(socket_dir, "hook.sock")
+        spawn_argv = claude.with_hook(opts.argv, sdir / "claude-settings.json", resumed=opts.parent_id is not None)
+        child_env[SOCKET_ENV] = hook_socket
     # The recorder first: its start-up (imports, database) overlaps the agent's.
     header = {
         "width": cols,
@@ -123,12 +143,15 @@ def run(
         start_monotonic=start,
         started_wall=time.time(),
         transcript_dir=str(transcript.project_dir(child_env, opts.cwd)) if agent == "claude" else None,
+        inject=inject,
+        hook_socket=hook_socket,
+        resume_from=opts.parent_id,
     )
     outbox, inbox, recorder = _start_recorder(config, env, sdir)
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
     try:
         proc = PtyProcess.spawn(
-            opts.argv, cwd=opts.cwd, env=child_env, dimensions=(rows, cols), preexec_fn=_restore_signals
+            spawn_argv, cwd=opts.cwd, env=child_env, dimensions=(rows, cols), preexec_fn=_restore_signals
         )
     except (OSError, FileNotFoundError) as exc:
         code = 127 if isinstance(exc, FileNotFoundError) else 126
@@ -142,10 +165,17 @@ def run(
     store.update_session(sid, child_pid=proc.pid)
 
     notes: list[str] = []
+    given: list[dict] = []  # injections
+    due = [opts.parent_id is not None]  # was there anything to give back?
 
     def heard(message: dict) -> None:
         if "error" in message:
             notes.append(message["error"])
+        event = message.get("event") or {}
+        if event.get("kind") == "injection":
+            given.append(event.get("detail") or {})
+        elif event.get("kind") == "compaction_finished":
+            due[0] = True
 
     loop = PtyLoop(
         proc,
@@ -186,6 +216,9 @@ def run(
     for message in inbox.read_until(lambda m: "done" in m, RECORDER_WAIT):
         heard(message)
     inbox.close()
+    if socket_dir:
+        shutil.rmtree(socket_dir, ignore_errors=True)
+    notes.extend(_injection_notes(sid, opts, inject, given, due[0]))
     if outbox.broken:
         notes.append(f"supervise: the recorder stopped ({outbox.broken}); see {sdir / 'recorder.err'}")
     if outcome.interrupted_by is not None:
@@ -201,6 +234,19 @@ def run(
         how = f"killed by {signal.Signals(outcome.signal).name}, exit {outcome.exit_code}"
     print(f"supervise: session {sid} {status} ({how}) · resume with: supervise resume {sid}", file=stderr)
     return outcome.exit_code
+
+
+def _injection_notes(sid: str, opts: RunOptions, inject: str, given: list[dict], due: bool) -> list[str]:
+    """One line after the agent exits on what was given back (or how to get it)."""
+    whose = opts.parent_id if opts.parent_id and not given else sid
+    if given:
+        how = ", ".join(f"{d.get('reason')} via {d.get('channel')}" + ("" if d.get("confirmed") else " (not confirmed)") for d in given)
+        return [f"supervise: gave the agent its session context {len(given)} time(s): {how}"]
+    if not due:
+        return []
+    if inject == "off":
+        return [f"supervise: context injection was off; the session context: supervise context {whose}"]
+    return [f"supervise: the session context was not given to the agent; see it with: supervise context {whose}"]
 
 
 def _start_recorder(config: RecorderConfig, env: Mapping[str, str], sdir: Path) -> tuple[Outbox, Inbox, subprocess.Popen]:

@@ -99,6 +99,12 @@ def m003_contexts(db: sqlite_utils.Database) -> None:
     db["contexts"].create_index(["session_id", "round"], unique=True)
 
 
+@migrations()
+def m004_session_options(db: sqlite_utils.Database) -> None:
+    # How the session was run (pattern files, emulator, injection...), JSON: resume runs it alike.
+    db["sessions"].add_column("options", str)
+
+
 def _apply_migrations(db: sqlite_utils.Database) -> None:
     try:
         migrations.apply(db)
@@ -164,6 +170,8 @@ class Store:
         record = {"id": session_id, "started": utcnow(), "status": ACTIVE, **fields}
         if isinstance(record.get("argv"), (list, tuple)):
             record["argv"] = json.dumps(list(record["argv"]))
+        if isinstance(record.get("options"), dict):
+            record["options"] = json.dumps(record["options"])
         self.db["sessions"].insert(record)
         return self.get_session(record["id"])
 
@@ -285,6 +293,10 @@ def _decode_session(row: Mapping[str, Any]) -> dict:
         out["argv"] = json.loads(out["argv"]) if out.get("argv") else []
     except ValueError:
         out["argv"] = []
+    try:
+        out["options"] = json.loads(out["options"]) if out.get("options") else {}
+    except ValueError:
+        out["options"] = {}
     return out
 
 

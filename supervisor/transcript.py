@@ -142,3 +142,13 @@ def compaction(record: Record) -> dict | None:
     if meta.get("preTokens") is not None:
         detail["pre_tokens"] = meta["preTokens"]
     return detail
+
+
+def user_text(record: Record) -> str:
+    """The text of a `user` record (a typed prompt), or "" for tool results and the like."""
+    content = (record.get("message") or {}).get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""

@@ -1,0 +1,294 @@
+"""When and how to give the agent its session context back. Pure: no I/O, a clock passed in.
+
+Lives in the recorder process, which sees everything this needs: detection events, new
+contexts, the rendered screen, the transcript and the terminal modes. It never types
+itself: it asks the PTY loop to (`send`), and the loop, which sees the user's keys, has the
+last word (it declines while the user is typing and holds their keys back meanwhile).
+
+Two channels:
+- hook: Claude Code's SessionStart hook (sources compact, resume, startup) asks us over a
+  socket, and we answer with the context as `additionalContext`. Nothing is typed.
+- typed: once the context is due and ready, the agent idle at its prompt (idle pattern, no
+  busy line, no dialog on screen) and its output quiet, the prompt is typed in: as one
+  bracketed paste if the agent enabled it, else as one line; Enter goes separately. It is
+  confirmed when the transcript records it as a user turn, or the agent leaves its idle
+  state afterwards; if neither happens it is retried once (Enter alone if the screen
+  changed since, as the text is there but was not taken; the whole text if not).
+
+A context is given at most once, by whichever channel gets there first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
+
+QUIET = 0.6  # seconds of no output before typing: the agent has finished drawing
+CONFIRM_WAIT = 8.0  # after Enter, how long the agent has to take the text
+DECLINED_PAUSE = 1.0  # after the loop declined (the user was typing), wait this long
+FRESH = 120.0  # a context made this long before a compaction finished still counts
+HOOK_WAIT = 20.0  # how long a hook waits for the context to be ready
+
+
+@dataclass
+class Context:
+    session_id: str  # whose context it is (the parent's, on resume)
+    round: int
+    prompt: str
+    made: float  # loop time
+
+
+@dataclass
+class Due:
+    reason: str  # compaction | resume
+    since: float  # contexts made before this are too old
+    t: float
+
+
+@dataclass
+class Attempt:
+    id: int
+    context: Context
+    asked: float
+    snapshot: list[str]  # the screen before typing: to tell "nothing arrived" from "not taken"
+    paste: bool
+    reason: str
+    typed: float | None = None  # when the loop pressed Enter
+    tries: int = 1
+    left_idle: bool = False
+    held: int = 0
+    evidence: list[str] = field(default_factory=list)
+
+
+def prepare(prompt: str, paste: bool) -> str:
+    """The keys to type: one bracketed paste; or, for an agent without bracketed paste, one
+    line (a newline would submit each line on its own)."""
+    text = prompt.strip()
+    if paste:
+        return PASTE_START + text.replace(PASTE_END, "") + PASTE_END
+    return " ".join(text.split())
+
+
+def head(prompt: str) -> str:
+    """What identifies our prompt in a transcript or on screen: its first line, shortened."""
+    first = prompt.strip().splitlines()[0] if prompt.strip() else ""
+    return first[:60]
+
+
+class Injector:
+    """Thread-safe: told things by the recorder's threads, acts on `tick`."""
+
+    def __init__(
+        self,
+        mode: str,
+        *,
+        send: Callable[[dict], None],
+        record: Callable[[float, dict], None],
+        hook_channel: bool = False,
+    ):
+        self.mode = mode  # auto | type | off
+        self.hook_channel = hook_channel
+        self._send = send
+        self._record = record
+        self._cond = threading.Condition()
+        self.due: Due | None = None
+        self.latest: Context | None = None
+        self.delivered: set[tuple[str, int]] = set()
+        self.attempt: Attempt | None = None
+        self._ids = 0
+        self._compaction_began: float | None = None
+        self._declined_at: float | None = None
+        self._last_delivery: float | None = None
+        # the screen, as the render thread last saw it
+        self.idle = False
+        self.dialog = False
+        self.screen: list[str] = []
+        self.last_output = 0.0
+        self.paste = False
+        self.fresh_prompt = 0.0  # when the agent last showed a fresh prompt (keys before went to it)
+
+    @property
+    def watching(self) -> bool:
+        """Whether the screen matters now (the recorder skips the work otherwise)."""
+        return self.mode != "off" and (self.due is not None or self.attempt is not None)
+
+    # -- what happens ------------------------------------------------------------------------
+
+    def on_event(self, kind: str, t: float) -> None:
+        with self._cond:
+            if kind == "compaction_started":
+                self._compaction_began = t
+            elif kind == "compaction_finished":
+                began = self._compaction_began
+                if self._last_delivery is not None and began is not None and self._last_delivery >= began:
+                    return  # the hook gave this compaction its context already
+                since = began if began is not None and t - began < 600 else t - FRESH
+                self.due = Due("compaction", since, t)
+                self._cond.notify_all()
+
+    def resume(self, t: float) -> None:
+        """A resumed session: the parent's context is due from the start."""
+        with self._cond:
+            self.due = Due("resume", float("-inf"), t)
+
+    def on_context(self, context: Context) -> None:
+        with self._cond:
+            if self.latest is None or context.made >= self.latest.made:
+                self.latest = context
+            self._cond.notify_all()
+
+    def on_frame(self, t: float, screen: list[str], idle: bool, dialog: bool, paste: bool) -> None:
+        with self._cond:
+            self.last_output = t
+            if self.dialog and not dialog:
+                self.fresh_prompt = t
+            self.screen, self.idle, self.dialog, self.paste = screen, idle, dialog, paste
+            a = self.attempt
+            if a is not None and a.typed is not None and t >= a.typed and not idle:
+                a.left_idle = True
+
+    def on_idle_event(self, t: float) -> None:
+        """The agent became idle again (it was busy in between)."""
+        with self._cond:
+            self.fresh_prompt = t
+            a = self.attempt
+            if a is not None and a.typed is not None and t >= a.typed:
+                a.left_idle = True
+
+    def on_user_turn(self, text: str) -> None:
+        """The transcript recorded a user turn."""
+        with self._cond:
+            a = self.attempt
+            if a is not None and head(a.context.prompt) and head(a.context.prompt) in text:
+                a.evidence.append("transcript")
+                self._confirmed(a, None)
+
+    def on_note(self, note: dict, now: float) -> None:
+        """What the loop did with a request: declined it, or typed it."""
+        with self._cond:
+            a = self.attempt
+            if a is None or note.get("id") != a.id:
+                return
+            if note.get("state") == "declined":
+                self.attempt = None
+                self._declined_at = now
+            elif note.get("state") == "typed":
+                a.typed = note.get("t", now)
+                a.held += int(note.get("held", 0))
+
+    # -- deciding ------------------------------------------------------------------------------
+
+    def ready(self) -> Context | None:
+        """The context to give now, if one is due and made recently enough."""
+        due, c = self.due, self.latest
+        if due is None or c is None or (c.session_id, c.round) in self.delivered:
+            return None
+        return c if c.made >= due.since else None
+
+    def tick(self, now: float) -> None:
+        with self._cond:
+            if self.mode == "off":
+                return
+            a = self.attempt
+            if a is not None:
+                self._follow(a, now)
+                return
+            c = self.ready()
+            if c is None or not self._safe(now):
+                return
+            if self._declined_at is not None and now - self._declined_at < DECLINED_PAUSE:
+                return
+            self._ids += 1
+            a = Attempt(self._ids, c, now, list(self.screen), self.paste, self.due.reason)
+            self.attempt = a
+            self._send({"inject": {"id": a.id, "data": prepare(c.prompt, a.paste), "fresh": self.fresh_prompt}})
+
+    def _safe(self, now: float) -> bool:
+        return self.idle and not self.dialog and now - self.last_output >= QUIET
+
+    def _follow(self, a: Attempt, now: float) -> None:
+        if a.typed is None:
+            return  # the loop has not answered yet
+        if a.left_idle:
+            a.evidence.append("screen")
+            self._confirmed(a, now)
+            return
+        if now - a.typed < CONFIRM_WAIT:
+            return
+        if a.tries >= 2:
+            self._give_up(a, now)
+            return
+        if not self._safe(now):
+            return  # retry only when it is safe to type again
+        a.tries += 1
+        changed = _visible(self.screen) != _visible(a.snapshot)
+        a.typed = None
+        a.asked = now
+        data = "" if changed else prepare(a.context.prompt, a.paste)
+        self._send({"inject": {"id": a.id, "data": data, "fresh": self.fresh_prompt}})
+
+    def _confirmed(self, a: Attempt, now: float | None) -> None:
+        self._finish(a, a.typed if a.typed is not None else (now or a.asked), True)
+
+    def _give_up(self, a: Attempt, now: float) -> None:
+        self._finish(a, now, False)
+
+    def _finish(self, a: Attempt, t: float, confirmed: bool) -> None:
+        c = a.context
+        self.delivered.add((c.session_id, c.round))
+        self.attempt = None
+        self.due = None
+        self._last_delivery = t
+        self._record(t, {
+            "channel": "typed", "reason": a.reason, "confirmed": confirmed,
+            "evidence": sorted(set(a.evidence)), "tries": a.tries, "paste": a.paste,
+            "context_session": c.session_id, "round": c.round, "chars": len(c.prompt), "held_keys": a.held,
+        })
+        self._cond.notify_all()
+
+    # -- the hook channel -----------------------------------------------------------------------
+
+    def hook(self, source: str, now: Callable[[], float], wait: float = HOOK_WAIT) -> str | None:
+        """Claude Code's SessionStart hook asks for context (blocks up to `wait` seconds).
+        Returns the prompt to hand over, or None (nothing due, or not ready in time: the
+        typed channel then takes over once it is)."""
+        with self._cond:
+            if self.mode == "off":
+                return None
+            if source == "compact":
+                t = now()
+                if self.due is None or self.due.reason != "compaction":
+                    began = self._compaction_began
+                    since = began if began is not None and t - began < 600 else t - FRESH
+                    self.due = Due("compaction", since, t)
+            elif self.due is None or self.due.reason != "resume":
+                return None  # a plain start (or /resume of another session): nothing to give
+            deadline = now() + wait
+            while True:
+                if self.attempt is not None:
+                    return None  # already being typed
+                c = self.ready()
+                if c is not None:
+                    break
+                left = deadline - now()
+                if left <= 0 or self.due is None:
+                    return None
+                self._cond.wait(min(left, 0.5))
+            t = now()
+            self.delivered.add((c.session_id, c.round))
+            self._last_delivery = t
+            reason = self.due.reason
+            self.due = None
+            self._record(t, {
+                "channel": "hook", "reason": reason, "source": source, "confirmed": True,
+                "evidence": ["hook"], "context_session": c.session_id, "round": c.round, "chars": len(c.prompt),
+            })
+            self._cond.notify_all()
+            return c.prompt
+
+
+def _visible(screen: list[str]) -> list[str]:
+    return [line.rstrip() for line in screen if line.strip()]

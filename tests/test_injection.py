@@ -1,0 +1,216 @@
+"""Context injection and resume on the generic path: a small scripted agent (tests/agents/toyagent.py)
+under the real supervise in a real PTY. Everything the agent receives is in its log."""
+
+import json
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from agentdriver import Screen
+from conftest import ROOT, run_cli
+from helpers import latest, session, wait_for
+from supervisor.store import Store
+
+TOY = ROOT / "tests" / "agents" / "toyagent.py"
+TOY_PATTERNS = ROOT / "tests" / "agents" / "toy.toml"
+READY = r"toy: ready"
+HEAD = "[supervise] You are continuing earlier work"
+
+
+@pytest.fixture
+def toy(tmp_path, home):
+    """start(*toy_args, supervise_args=[...]) -> (screen, log path); quits them at the end."""
+    started = []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}  # no key: heuristic contexts, no network
+    env["SUPERVISE_HOME"] = str(home)
+
+    def start(*toy_args, supervise_args=(), args=None):
+        log = tmp_path / "toy.jsonl"
+        if args is None:
+            args = ["--agent", "toy", "--patterns", str(TOY_PATTERNS), *supervise_args,
+                    "--", sys.executable, str(TOY), "--log", str(log), *toy_args]
+        screen = Screen(args, env, tmp_path)
+        started.append(screen)
+        screen.wait(READY, 20)
+        return screen, log
+
+    yield start
+    for screen in started:
+        if screen.child.isalive():
+            screen.child.sendcontrol("d")
+            screen.close()
+
+
+def received(log):
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def messages(log):
+    return [r["message"] for r in received(log) if "message" in r]
+
+
+def ours(log):
+    return [m for m in messages(log) if m.startswith(HEAD)]
+
+
+def quit_toy(screen):
+    screen.type("/exit")
+    screen.close()
+    return wait_for(lambda: (lambda s: s if s["status"] != "active" else None)(session(latest()["id"])), 20)
+
+
+def children(pid):
+    out = []
+    for stat in os.listdir("/proc"):
+        if stat.isdigit():
+            try:
+                fields = open(f"/proc/{stat}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(stat))
+    return out
+
+
+def injections(s):
+    return [e["detail"] for e in s["events"] if e["kind"] == "injection"]
+
+
+def compact(screen):
+    screen.type("hello there")
+    screen.wait("reply to: hello there", 10)
+    screen.type("/compact")
+    screen.wait("Conversation compacted", 10)
+
+
+def test_after_compaction_the_context_is_typed_once_as_one_paste(toy):
+    screen, log = toy("--paste")
+    compact(screen)
+    screen.wait(r"reply to: \[supervise\]", 20)
+    time.sleep(3)  # nothing more may come
+    s = quit_toy(screen)
+    assert len(ours(log)) == 1
+    got = [r for r in received(log) if r.get("message", "").startswith(HEAD)][0]
+    assert got["paste"] is True  # one bracketed paste: the agent saw one message, not one per line
+    assert "Original request (verbatim):\n> hello there" in got["message"]
+    assert got["message"] in [c["prompt"].strip() for c in Store.open_default().contexts(s["id"])]
+    [inj] = injections(s)
+    assert inj["channel"] == "typed" and inj["reason"] == "compaction" and inj["confirmed"] is True and inj["tries"] == 1
+    assert inj["paste"] is True and inj["context_session"] == s["id"]
+    assert "gave the agent its session context 1 time(s): compaction via typed" in "".join(screen.raw)
+
+
+def test_an_agent_without_bracketed_paste_gets_the_context_as_one_line(toy):
+    screen, log = toy()
+    compact(screen)
+    screen.wait(r"reply to: \[supervise\]", 20)
+    time.sleep(2)
+    quit_toy(screen)
+    [got] = ours(log)
+    assert "\n" not in got and "Original request (verbatim): > hello there" in got
+    assert messages(log) == ["hello there", "/compact", got, "/exit"]  # no stray lines submitted
+
+
+def test_a_pending_injection_waits_while_a_permission_dialog_is_up(toy):
+    screen, log = toy("--paste")
+    screen.type("hello there")
+    screen.wait("reply to: hello there", 10)
+    screen.type("/compact")
+    screen.wait("Conversation compacted", 10)
+    screen.type("ask")  # a dialog comes up before the context can be typed
+    screen.wait(r"Do you want to proceed\? \(y/n\)", 10)
+    time.sleep(5)  # the context is ready, the agent's idle line is still on screen: only the dialog stops it
+    assert [r for r in received(log) if "dialog" in r] == []
+    assert ours(log) == []
+    s = session(latest()["id"])
+    assert any(e["kind"] == "compaction_finished" for e in s["events"]) and not injections(s)
+    screen.child.send("y")
+    screen.wait(r"reply to: \[supervise\]", 20)
+    s = quit_toy(screen)
+    assert [r["dialog"] for r in received(log) if "dialog" in r] == ["y"]  # nothing of ours went into the dialog
+    assert len(ours(log)) == 1 and injections(s)[0]["confirmed"] is True
+
+
+def test_a_half_typed_line_is_never_typed_into(toy):
+    screen, log = toy("--paste")
+    compact(screen)
+    screen.type("half a thou", enter=False)
+    time.sleep(5)
+    assert ours(log) == [] and "> half a thou" in screen.text()
+    screen.type("ght")
+    screen.wait("reply to: half a thought", 10)
+    screen.wait(r"reply to: \[supervise\]", 20)
+    quit_toy(screen)
+    assert messages(log)[2:4] == ["half a thought", ours(log)[0]]
+
+
+def test_a_lost_enter_is_pressed_again_once(toy):
+    screen, log = toy("--paste", "--drop-enters", "1")
+    compact(screen)
+    screen.wait(r"reply to: \[supervise\]", 30)
+    s = quit_toy(screen)
+    assert len(ours(log)) == 1  # pressed Enter again; did not paste the text a second time
+    [inj] = injections(s)
+    assert inj["confirmed"] is True and inj["tries"] == 2
+
+
+def test_with_inject_off_nothing_is_typed_and_the_user_is_told_where_the_context_is(toy):
+    screen, log = toy("--paste", supervise_args=["--inject", "off"])
+    compact(screen)
+    time.sleep(4)
+    s = quit_toy(screen)
+    assert ours(log) == [] and not injections(s)
+    out = "".join(screen.raw)
+    assert f"context injection was off; the session context: supervise context {s['id']}" in out
+    assert Store.open_default().latest_context(s["id"]) is not None
+    assert run_cli("context", s["id"], check=True).stdout.startswith(HEAD)
+
+
+def test_resume_starts_the_same_agent_linked_and_types_the_context_on_the_first_idle_prompt(toy):
+    screen, log = toy("--paste")
+    screen.type("build the parser for config files")
+    screen.wait("reply to: build the parser", 10)
+    first = quit_toy(screen)
+    store = Store.open_default()
+    wait_for(lambda: store.latest_context(first["id"]), 20)  # the session-end context, made in the background
+    log.write_text("")
+    screen, _ = toy(args=["resume", first["id"], "--", "--think", "0.2"])
+    screen.wait(r"reply to: \[supervise\]", 20)
+    second = quit_toy(screen)
+    [got] = ours(log)
+    assert "build the parser for config files" in got
+    assert second["parent_id"] == first["id"] and second["agent"] == "toy"
+    assert second["argv"] == [*first["argv"], "--think", "0.2"]
+    [inj] = injections(second)
+    assert inj["reason"] == "resume" and inj["context_session"] == first["id"] and inj["confirmed"] is True
+    shown = run_cli("show", first["id"], check=True).stdout
+    assert f"children:         {second['id']}" in shown
+    assert f"parent:           {first['id']}" in run_cli("show", second["id"], check=True).stdout
+
+
+def test_resume_summarizes_first_when_the_session_went_on_after_its_last_context(toy):
+    screen, log = toy("--paste")
+    compact(screen)  # context round 1 (at the compaction), then typed back
+    screen.wait(r"reply to: \[supervise\]", 20)
+    screen.type("now write the tests for the lexer")
+    screen.wait("reply to: now write the tests", 10)
+    time.sleep(0.5)
+    first = session(latest()["id"])
+    # the supervisor and its recorder die (a crash, a reboot): no session-end context
+    for pid in [screen.child.pid, *children(screen.child.pid)]:
+        os.kill(pid, signal.SIGKILL)
+    screen.close()
+    store = Store.open_default()
+    rounds = store.contexts(first["id"])
+    assert [c["trigger"] for c in rounds] == ["compaction_started"]
+    log.write_text("")
+    screen, _ = toy(args=["resume", "--last"])
+    screen.wait(r"reply to: \[supervise\]", 30)
+    quit_toy(screen)
+    rounds = store.contexts(first["id"])
+    assert [c["trigger"] for c in rounds] == ["compaction_started", "resume"]
+    [got] = ours(log)
+    assert got == rounds[-1]["prompt"].strip() and "now write the tests for the lexer" in got
