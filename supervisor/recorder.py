@@ -26,7 +26,7 @@ from pathlib import Path
 
 from . import asciicast, channel, emulator as emulators, paths, patterns as patternfiles, transcript
 from .detector import Detector
-from .injection import Context, Injector
+from .injection import HOOK_WAIT, Context, Injector
 from .errors import SuperviseError
 from .events import EventSink
 from .store import ACTIVE, INTERRUPTED, Event, Store, utcnow
@@ -155,7 +155,7 @@ class Recorder:
         source = str(request.get("source", ""))
         if source == "compact":  # the hook is one more witness that a compaction finished
             self.sink.emit("compaction_finished", self._now(), {}, "hook")
-        return self.injector.hook(source, self._now)
+        return self.injector.hook(source, self._now, float(os.environ.get("SUPERVISE_HOOK_WAIT", HOOK_WAIT)))
 
     def context_made(self, row: dict, session_id: str) -> None:
         if self.injector is not None:

@@ -1,5 +1,7 @@
 """The real Claude Code (pinned in tests/agents) under supervise, against the fake API."""
 
+import json
+import os
 import time
 from pathlib import Path
 
@@ -10,8 +12,10 @@ from helpers import latest, session, wait_for
 from supervisor.fakeapi import FakeAnthropic, default_reply
 
 IDLE = r"\? for shortcuts"
+HEAD = "[supervise] You are continuing earlier work"
+TASK = "answering numbered turns for the fake cheap model"  # only the fake summary says this
 SUMMARY = {"tool_use": {"name": "record_session_context", "input": {
-    "original_request": "turn 1: please say hello", "current_task": "answering numbered turns",
+    "original_request": "turn 1: please say hello", "current_task": TASK,
     "completed_steps": ["turns 1 to 3"], "pending_steps": [], "key_decisions": [], "relevant_files": [],
     "errors_and_resolutions": []}}}
 
@@ -22,28 +26,42 @@ COMPACTION_KINDS = {"compaction_started", "compaction_finished", "compaction_fai
 
 
 @pytest.fixture
-def claude(tmp_path, home):
-    """Start Claude Code under supervise; yields (screen, api); quits it at the end."""
+def start_claude(tmp_path, home):
+    """start(supervise_args, env, summary_delay) -> (screen, api): Claude Code under supervise,
+    idle at its prompt; everything is quit at the end."""
     claude_bin()
     project = tmp_path / "work"
     project.mkdir()
     api = FakeAnthropic().start()
-    env = claude_env(tmp_path / "claude-home", project, api.url)
-    env["SUPERVISE_HOME"] = str(home)
-    import os
+    base_env = claude_env(tmp_path / "claude-home", project, api.url)
+    base_env["SUPERVISE_HOME"] = str(home)
+    base_env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    screens = []
 
-    env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    # A real summary takes seconds; answered at once, Claude Code may finish compacting before
-    # it ever draws its "Compacting conversation…" spinner (seen: 1 run in 4).
-    api.add(lambda r: {**default_reply(r), "delay": 0.8}, match=lambda r: r.is_compaction, times=None)
-    # supervise's own summaries (the cheap model) go to the same fake API
-    api.add(SUMMARY, match=is_summary_request, times=None)
-    screen = Screen(["--", claude_bin(), "--model", "claude-sonnet-4-5"], env, project)
-    screen.wait(IDLE, 60)
-    yield screen, api
-    if screen.child.isalive():
-        quit_claude(screen)
+    def start(supervise_args=(), env=None, summary_delay=0.0, args=None):
+        if not screens:
+            # A real summary takes seconds; answered at once, Claude Code may finish compacting
+            # before it ever draws its "Compacting conversation…" spinner (seen: 1 run in 4).
+            api.add(lambda r: {**default_reply(r), "delay": 0.8}, match=lambda r: r.is_compaction, times=None)
+            # supervise's own summaries (the cheap model) go to the same fake API
+            api.add({**SUMMARY, "delay": summary_delay}, match=is_summary_request, times=None)
+        if args is None:
+            args = [*supervise_args, "--", claude_bin(), "--model", "claude-sonnet-4-5"]
+        screen = Screen(args, {**base_env, **(env or {})}, project)
+        screens.append(screen)
+        screen.wait(IDLE, 60)
+        return screen, api
+
+    yield start
+    for screen in screens:
+        if screen.child.isalive():
+            quit_claude(screen)
     api.stop()
+
+
+@pytest.fixture
+def claude(start_claude):
+    return start_claude()
 
 
 def quit_claude(screen):
@@ -73,7 +91,7 @@ def assert_one_compaction(s, trigger):
     compaction = kinds(s)
     assert [e["kind"] for e in compaction] == ["compaction_started", "compaction_finished"], compaction
     finished = compaction[1]["detail"]
-    assert sorted(finished["sources"]) == ["regex", "transcript"]
+    assert {"regex", "transcript"} <= set(finished["sources"]) <= {"regex", "transcript", "hook"}
     assert finished["trigger"] == trigger and finished["pre_tokens"] > 0
     assert "claude/conversation-compacted" in finished["patterns"]
     assert s["agent"] == "claude" and s["agent_session_id"]
@@ -124,3 +142,131 @@ def test_plain_conversation_fires_no_compaction_event(claude):
     assert not kinds(s, {"unrecognized"})
     assert len(kinds(s, {"idle_prompt"})) >= 4
     assert s["agent_session_id"]  # learned from the transcript, needed by `claude --resume`
+
+
+# -- giving the context back ---------------------------------------------------------------------
+
+def ours_in(request) -> int:
+    """How many times a request carries our context prompt."""
+    return json.dumps(request.body).count(json.dumps(HEAD)[1:-1])
+
+
+def turn_requests(api, text):
+    return [r for r in api.messages() if r.last_user_text().startswith(text) and not r.is_compaction]
+
+
+def injections(s):
+    return [e["detail"] for e in s["events"] if e["kind"] == "injection"]
+
+
+def assert_given_once(api, first_turn_after):
+    """From the first request after the compaction on, the conversation holds our context
+    exactly once (the hook's or a typed turn), with what the fake cheap model summarized."""
+    before = [r for r in api.messages() if not r.is_compaction and not is_summary_request(r)]
+    carrying = [r for r in before if ours_in(r)]
+    assert carrying, "the context never reached the model"
+    assert all(ours_in(r) == 1 for r in carrying), [ours_in(r) for r in carrying]
+    assert TASK in json.dumps(carrying[0].body)
+    assert turn_requests(api, first_turn_after) and all(ours_in(r) == 1 for r in turn_requests(api, first_turn_after))
+
+
+def test_after_compact_the_hook_gives_the_context_once(claude):
+    screen, api = claude
+    turns(screen, [1, 2, 3])
+    screen.type("/compact")
+    screen.wait("Compacted", 90)
+    screen.wait(IDLE, 60)
+    turns(screen, [4, 5])
+    s = finished_session(screen)
+    assert_given_once(api, "turn 4")
+    assert ours_in(turn_requests(api, "turn 3")[-1]) == 0
+    [given] = injections(s)
+    assert given["channel"] == "hook" and given["source"] == "compact" and given["reason"] == "compaction"
+    assert_one_compaction(s, "manual")
+    assert "hook" in kinds(s)[1]["detail"]["sources"]
+    assert not [r for r in api.messages() if r.last_user_text().startswith(HEAD)]  # nothing was typed
+
+
+def test_automatic_compaction_gets_the_context_in_the_retried_turn(claude):
+    screen, api = claude
+    turns(screen, [1, 2])
+    api.add({"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"},
+            match=lambda r: r.last_user_text().startswith("turn 3") and not r.is_compaction)
+    screen.type("turn 3: please say hello")
+    screen.wait("Reply to: turn 3", 120)
+    screen.wait(IDLE, 60)
+    s = finished_session(screen)
+    assert_one_compaction(s, "auto")
+    retried = turn_requests(api, "turn 3")[-1]
+    assert ours_in(retried) == 1 and TASK in json.dumps(retried.body)
+    assert [g["channel"] for g in injections(s)] == ["hook"]
+
+
+def test_typed_injection_is_one_pasted_user_turn(start_claude):
+    screen, api = start_claude(["--inject", "type"])
+    turns(screen, [1, 2])
+    screen.type("/compact")
+    screen.wait("Compacted", 90)
+    screen.wait(r"Reply to: .*", 60)
+    wait_for(lambda: [r for r in api.messages() if r.last_user_text().startswith(HEAD)], 30)
+    screen.wait(IDLE, 60)
+    turns(screen, [3])
+    s = finished_session(screen)
+    typed = [r for r in api.messages() if r.last_user_text().startswith(HEAD)]
+    assert len(typed) == 1 and TASK in typed[0].last_user_text()
+    assert_given_once(api, "turn 3")
+    [given] = injections(s)
+    assert given["channel"] == "typed" and given["paste"] is True and given["confirmed"] is True
+
+
+def test_a_pending_injection_waits_out_a_permission_dialog(start_claude):
+    # The hook gives up after 1 s and the cheap model takes 6 s: the context is typed later,
+    # and by then Claude Code is asking for permission to run a command.
+    screen, api = start_claude(env={"SUPERVISE_HOOK_WAIT": "1"}, summary_delay=6.0)
+    turns(screen, [1, 2])
+    screen.type("/compact")
+    screen.wait("Compacted", 90)
+    screen.wait(IDLE, 60)
+    api.add({"text": "I will clean the build.", "tool_use": {"name": "Bash", "input": {"command": "rm -rf build && ls", "description": "Clean the build"}}},
+            match=lambda r: r.last_user_text().startswith("please clean the build"))
+    screen.type("please clean the build")
+    screen.wait("Do you want to proceed", 60)
+    from supervisor.store import Store
+
+    store = Store.open_default()
+    sid = latest()["id"]
+    wait_for(lambda: store.latest_context(sid), 30)  # the context is ready now...
+    time.sleep(3)
+    screen.pump()
+    assert "Do you want to proceed" in screen.text()  # ...and the dialog is still waiting
+    assert not any(ours_in(r) for r in api.messages())
+    assert not injections(session(sid))
+    screen.child.send("\x1b")  # the user cancels the command
+    screen.wait("Interrupted", 30)
+    wait_for(lambda: [r for r in api.messages() if r.last_user_text().startswith(HEAD)], 30)
+    screen.wait(IDLE, 60)
+    s = finished_session(screen)
+    assert len([r for r in api.messages() if r.last_user_text().startswith(HEAD)]) == 1
+    [given] = injections(s)
+    assert given["channel"] == "typed" and given["confirmed"] is True
+
+
+def test_resume_restarts_claude_with_its_session_and_gives_it_the_context(start_claude, tmp_path):
+    screen, api = start_claude()
+    turns(screen, [1, 2])
+    first = finished_session(screen)
+    from supervisor.store import Store
+
+    wait_for(lambda: Store.open_default().latest_context(first["id"]), 30)  # made at the end, in the background
+    n = len(api.messages())
+    screen, _ = start_claude(args=["resume", first["id"]])
+    turns(screen, [3])
+    second = finished_session(screen)
+    assert second["parent_id"] == first["id"]
+    assert second["argv"][1:3] == ["--resume", first["agent_session_id"]]
+    request = turn_requests(api, "turn 3")[-1]
+    assert api.messages().index(request) >= n
+    assert "turn 2: please say hello" in json.dumps(request.body)  # Claude's own conversation, resumed
+    assert ours_in(request) == 1 and TASK in json.dumps(request.body)  # and ours, once
+    [given] = injections(second)
+    assert given["channel"] == "hook" and given["source"] == "resume" and given["context_session"] == first["id"]
