@@ -69,6 +69,9 @@ def test_recorded_files_are_private(two_sessions, home):
         (["export", "x", "--format", "pdf"], 2, "supervise: unknown format 'pdf' (hint: use one of: text, cast, json)"),
         ([], 2, "supervise: no command given"),
         (["run"], 2, "supervise: no command given"),
+        (["--inject", "maybe", "--", "true"], 2, "supervise: unknown --inject mode 'maybe' (hint: use one of: auto, type, off)"),
+        (["resume"], 2, "supervise: which session? (hint: give an id (`supervise sessions` lists them) or --last)"),
+        (["resume", "zzzzzz"], 1, "supervise: no session matches 'zzzzzz'"),
     ],
 )
 def test_bad_input_gets_one_clear_line_and_a_non_zero_exit(args, code, message):

@@ -93,3 +93,69 @@ def test_recorder_keeps_what_it_got_when_the_supervisor_vanishes(tmp_path):
     assert store.get_session(sid)["status"] == "interrupted"
     assert "line two" in (tmp_path / "s.cast").read_text()
     assert (tmp_path / "s.log").read_text().splitlines() == ["line one", "line two"]
+
+
+def run_loop_with_inbox(child_code, script):
+    """Run the loop over a real child; `script(loop_stdin_w, inbox_w, output)` acts meanwhile.
+    Returns (child output, notes the loop sent the recorder)."""
+    child = PtyProcess.spawn([sys.executable, "-c", child_code])
+    r, w = os.pipe()
+    frames = []
+    reader = threading.Thread(target=drain, args=(r, frames))
+    reader.start()
+    stdin_r, stdin_w = os.pipe()
+    inbox_r, inbox_w = os.pipe()
+    outbox = channel.Outbox(w)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    loop = PtyLoop(child, outbox, inbox=channel.Inbox(inbox_r), stdin_fd=stdin_r, stdout_fd=devnull, size=lambda: (80, 24))
+
+    def output():
+        return b"".join(p for k, _, p in channel.parse_frames(b"".join(frames))[0] if k == channel.OUTPUT).decode()
+
+    actor = threading.Thread(target=script, args=(stdin_w, inbox_w, output))
+    actor.start()
+    loop.run()
+    actor.join(10)
+    outbox.drain(5)
+    outbox.close()
+    reader.join(5)
+    for fd in (devnull, stdin_w, inbox_w):
+        os.close(fd)
+    parsed, _ = channel.parse_frames(b"".join(frames))
+    notes = [json.loads(p) for k, _, p in parsed if k == channel.NOTE]
+    return output(), notes
+
+
+def wait_until(predicate, timeout=10):
+    deadline = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+TWO_LINES = "print('READY', flush=True); got = [input(), input()]; print('GOT', got, flush=True)"
+
+
+def test_the_users_keys_wait_while_supervise_types_so_the_two_never_mix():
+    def script(stdin_w, inbox_w, output):
+        wait_until(lambda: "READY" in output())
+        channel.send_message(inbox_w, {"inject": {"id": 7, "data": "the context", "fresh": 0.0}})
+        time.sleep(0.1)
+        os.write(stdin_w, b"my own line\r")  # typed while the context is being typed
+
+    out, notes = run_loop_with_inbox(TWO_LINES, script)
+    assert "GOT ['the context', 'my own line']" in out
+    assert [(n["id"], n["state"]) for n in notes] == [(7, "typed")] and notes[0]["held"] == len(b"my own line\r")
+
+
+def test_the_loop_declines_to_type_while_the_user_is_typing():
+    def script(stdin_w, inbox_w, output):
+        wait_until(lambda: "READY" in output())
+        os.write(stdin_w, b"half a li")
+        time.sleep(0.2)
+        channel.send_message(inbox_w, {"inject": {"id": 1, "data": "the context", "fresh": 0.0}})
+        time.sleep(0.5)
+        os.write(stdin_w, b"ne\rsecond\r")
+
+    out, notes = run_loop_with_inbox(TWO_LINES, script)
+    assert "GOT ['half a line', 'second']" in out
+    assert notes == [{"id": 1, "state": "declined", "why": "user typing"}]
