@@ -101,6 +101,8 @@ class Recorder:
             self.sink.listeners.append(self.keeper.on_event)
             if config.inject != "off":
                 self._start_injector()
+            if config.resume_from:  # its context, brought up to date (also with injection off: `supervise context` shows it)
+                self.keeper.want("resume")
             self.keeper.start()
         self._detect_lock = threading.Lock()
         self.detector = Detector(self._load_patterns())
@@ -132,7 +134,6 @@ class Recorder:
         self.sink.listeners.append(on_event)
         if config.resume_from:
             inj.resume(0.0)
-            self.keeper.want("resume")
         if config.hook_socket:
             from .hookserver import HookServer
 

@@ -218,7 +218,8 @@ def run(
     inbox.close()
     if socket_dir:
         shutil.rmtree(socket_dir, ignore_errors=True)
-    notes.extend(_injection_notes(sid, opts, inject, given, due[0]))
+    if pattern_set is not None:  # an agent we know: contexts are made for it
+        notes.extend(_injection_notes(sid, opts, inject, given, due[0]))
     if outbox.broken:
         notes.append(f"supervise: the recorder stopped ({outbox.broken}); see {sdir / 'recorder.err'}")
     if outcome.interrupted_by is not None:

@@ -270,3 +270,22 @@ def test_resume_restarts_claude_with_its_session_and_gives_it_the_context(start_
     assert ours_in(request) == 1 and TASK in json.dumps(request.body)  # and ours, once
     [given] = injections(second)
     assert given["channel"] == "hook" and given["source"] == "resume" and given["context_session"] == first["id"]
+
+
+def test_resume_fresh_starts_a_new_claude_conversation_that_still_gets_the_context(start_claude):
+    screen, api = start_claude()
+    turns(screen, [1, 2])
+    first = finished_session(screen)
+    from supervisor.store import Store
+
+    wait_for(lambda: Store.open_default().latest_context(first["id"]), 30)
+    screen, _ = start_claude(args=["resume", "--last", "--fresh"])
+    turns(screen, [3])
+    second = finished_session(screen)
+    assert "--resume" not in second["argv"] and second["parent_id"] == first["id"]
+    assert second["agent_session_id"] != first["agent_session_id"]
+    request = turn_requests(api, "turn 3")[-1]
+    assert "Reply to: turn 2" not in json.dumps(request.body)  # not Claude's old conversation...
+    assert ours_in(request) == 1 and TASK in json.dumps(request.body)  # ...but our context of it
+    [given] = injections(second)
+    assert given["channel"] == "hook" and given["source"] == "startup" and given["reason"] == "resume"
