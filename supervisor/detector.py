@@ -52,6 +52,7 @@ class Detector:
         self._reported_unrecognized: set[str] = set()
         self._unrecognized_rows: dict[int, str] = {}
         self.idle = False
+        self.busy = False  # a busy line ("esc to interrupt") is on screen
         self._context_bucket: int | None = None  # the last context_low fired, in steps of 5%
 
     def set_patterns(self, patterns: PatternSet | None) -> None:
@@ -141,9 +142,11 @@ class Detector:
             return []
         busy_patterns = self.patterns.of("busy")
         idle_line = None
+        self.busy = False
         for row, line in enumerate(screen):
             if any(p.regex.search(line) for p in busy_patterns):
                 idle_line = None
+                self.busy = True
                 break
             if idle_line is None:
                 for p in idle_patterns:

@@ -11,8 +11,8 @@ Two channels:
 - typed: once the context is due and ready, the agent idle at its prompt (idle pattern, no
   busy line, no dialog on screen) and its output quiet, the prompt is typed in: as one
   bracketed paste if the agent enabled it, else as one line; Enter goes separately. It is
-  confirmed when the transcript records it as a user turn, or the agent leaves its idle
-  state afterwards; if neither happens it is retried once (Enter alone if the screen
+  confirmed when the transcript records it as a user turn, or after Enter the agent shows
+  its busy line or comes back to idle having left it; if neither happens it is retried once (Enter alone if the screen
   changed since, as the text is there but was not taken; the whole text if not).
 
 A context is given at most once, by whichever channel gets there first.
@@ -58,7 +58,7 @@ class Attempt:
     reason: str
     typed: float | None = None  # when the loop pressed Enter
     tries: int = 1
-    left_idle: bool = False
+    taken: bool = False  # the agent got busy (or idle again) after Enter
     held: int = 0
     evidence: list[str] = field(default_factory=list)
 
@@ -123,9 +123,9 @@ class Injector:
                 self._compaction_began = t
             elif kind == "compaction_finished":
                 began = self._compaction_began
-                if self._last_delivery is not None and began is not None and self._last_delivery >= began:
-                    return  # the hook gave this compaction its context already
                 since = began if began is not None and t - began < 600 else t - FRESH
+                if self._last_delivery is not None and self._last_delivery >= since:
+                    return  # the hook gave this compaction its context already
                 self.due = Due("compaction", since, t)
                 self._cond.notify_all()
 
@@ -140,15 +140,17 @@ class Injector:
                 self.latest = context
             self._cond.notify_all()
 
-    def on_frame(self, t: float, screen: list[str], idle: bool, dialog: bool, paste: bool) -> None:
+    def on_frame(self, t: float, screen: list[str], idle: bool, busy: bool, dialog: bool, paste: bool) -> None:
         with self._cond:
             self.last_output = t
             if self.dialog and not dialog:
                 self.fresh_prompt = t
             self.screen, self.idle, self.dialog, self.paste = screen, idle, dialog, paste
             a = self.attempt
-            if a is not None and a.typed is not None and t >= a.typed and not idle:
-                a.left_idle = True
+            # Not merely "not idle": Claude Code's footer reads "paste again to expand" while a
+            # paste waits for Enter, and that must not pass for taken.
+            if a is not None and a.typed is not None and t >= a.typed and busy:
+                a.taken = True
 
     def on_idle_event(self, t: float) -> None:
         """The agent became idle again (it was busy in between)."""
@@ -156,7 +158,7 @@ class Injector:
             self.fresh_prompt = t
             a = self.attempt
             if a is not None and a.typed is not None and t >= a.typed:
-                a.left_idle = True
+                a.taken = True
 
     def on_user_turn(self, text: str) -> None:
         """The transcript recorded a user turn."""
@@ -212,7 +214,7 @@ class Injector:
     def _follow(self, a: Attempt, now: float) -> None:
         if a.typed is None:
             return  # the loop has not answered yet
-        if a.left_idle:
+        if a.taken:
             a.evidence.append("screen")
             self._confirmed(a, now)
             return

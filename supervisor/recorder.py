@@ -188,7 +188,8 @@ class Recorder:
             self.sink.emit(d.kind, d.t, d.detail(), "regex")
         inj = self.injector
         if inj is not None:
-            inj.on_frame(t, screen, self.detector.idle, self.detector.dialog_up(screen), self.modes.private.get("2004") == "h")
+            d = self.detector
+            inj.on_frame(t, screen, d.idle, d.busy, d.dialog_up(screen), self.modes.private.get("2004") == "h")
 
     def reload_patterns(self) -> None:
         """A pattern file changed: use the new patterns, or keep the old ones if it is broken."""

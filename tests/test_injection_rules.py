@@ -1,0 +1,95 @@
+"""The injection rules (supervisor/injection.py) on their own: which context, when, how often.
+Time is passed in, so the rules are checked at exact moments."""
+
+from supervisor.injection import CONFIRM_WAIT, PASTE_END, PASTE_START, Context, Injector, prepare
+
+PROMPT = "[supervise] You are continuing earlier work.\n\nCurrent task: the parser"
+IDLE_SCREEN = ["> ", "toy: ready"]
+
+
+def injector(mode="auto"):
+    sent, recorded = [], []
+    inj = Injector(mode, send=sent.append, record=lambda t, d: recorded.append(d))
+    return inj, sent, recorded
+
+
+def idle_at(inj, t, screen=IDLE_SCREEN, paste=True):
+    inj.on_frame(t, list(screen), idle=True, busy=False, dialog=False, paste=paste)
+
+
+def test_a_context_made_before_the_compaction_began_is_not_given():
+    inj, sent, _ = injector()
+    inj.on_context(Context("s1", 1, "old " + PROMPT, made=5.0))  # a periodic one, before
+    inj.on_event("compaction_started", 10.0)
+    inj.on_event("compaction_finished", 12.0)
+    idle_at(inj, 12.5)
+    inj.tick(20.0)
+    assert sent == []
+    inj.on_context(Context("s1", 2, PROMPT, made=14.0))
+    inj.tick(20.1)
+    assert [m["inject"]["data"] for m in sent] == [PASTE_START + PROMPT + PASTE_END]
+
+
+def test_nothing_is_typed_mid_output_in_a_dialog_or_after_the_hook_gave_it():
+    inj, sent, recorded = injector()
+    inj.on_event("compaction_started", 1.0)
+    inj.on_context(Context("s1", 1, PROMPT, made=2.0))
+    assert inj.hook("compact", lambda: 3.0, wait=0) == PROMPT
+    inj.on_event("compaction_finished", 3.5)  # the screen says so after the hook: not due again
+    idle_at(inj, 4.0)
+    inj.tick(4.2)  # output 0.2 s ago
+    inj.on_frame(4.0, IDLE_SCREEN, idle=True, busy=False, dialog=True, paste=True)
+    inj.tick(9.0)
+    idle_at(inj, 9.0)
+    inj.tick(20.0)
+    assert sent == [] and [r["channel"] for r in recorded] == ["hook"]
+    assert inj.hook("compact", lambda: 21.0, wait=0) is None  # and the hook never gives it twice
+
+
+def test_unconfirmed_typing_is_retried_once_then_recorded_as_not_confirmed():
+    inj, sent, recorded = injector()
+    inj.resume(0.0)
+    inj.on_context(Context("parent", 3, PROMPT, made=1.0))
+    idle_at(inj, 1.0)
+    inj.tick(2.0)
+    [first] = sent
+    inj.on_note({"id": first["inject"]["id"], "state": "typed", "t": 2.5}, 2.5)
+    inj.tick(2.5 + CONFIRM_WAIT + 0.1)  # not taken; the screen is as before: nothing arrived
+    assert sent[-1]["inject"]["data"] == first["inject"]["data"]
+    inj.on_note({"id": first["inject"]["id"], "state": "typed", "t": 12.0}, 12.0)
+    inj.tick(12.0 + CONFIRM_WAIT + 0.1)
+    assert len(sent) == 2
+    assert recorded[-1]["confirmed"] is False and recorded[-1]["tries"] == 2 and recorded[-1]["reason"] == "resume"
+    inj.tick(40.0)
+    assert len(sent) == 2  # given up: never typed a third time
+
+
+def test_the_agent_getting_busy_after_enter_confirms_and_a_changed_screen_gets_enter_alone():
+    inj, sent, recorded = injector()
+    inj.resume(0.0)
+    inj.on_context(Context("parent", 1, PROMPT, made=1.0))
+    idle_at(inj, 1.0)
+    inj.tick(2.0)
+    rid = sent[0]["inject"]["id"]
+    inj.on_note({"id": rid, "state": "typed", "t": 2.5}, 2.5)
+    idle_at(inj, 2.6, screen=["> [pasted 60 bytes]", "toy: ready"])  # there, but not taken
+    inj.tick(2.6 + CONFIRM_WAIT)
+    assert sent[-1]["inject"]["data"] == ""  # Enter alone
+    inj.on_note({"id": rid, "state": "typed", "t": 11.0}, 11.0)
+    inj.on_frame(11.2, ["working... (esc to interrupt)"], idle=False, busy=True, dialog=False, paste=True)
+    inj.tick(11.3)
+    assert recorded[-1]["confirmed"] is True and recorded[-1]["tries"] == 2 and recorded[-1]["evidence"] == ["screen"]
+
+
+def test_without_bracketed_paste_the_prompt_is_one_line():
+    assert prepare("a\n\nb  c\n", paste=False) == "a b c"
+    assert prepare("a\x1b[201~b", paste=True) == PASTE_START + "ab" + PASTE_END  # the text cannot end the paste early
+
+
+def test_with_injection_off_nothing_is_given():
+    inj, sent, _ = injector("off")
+    inj.resume(0.0)
+    inj.on_context(Context("parent", 1, PROMPT, made=1.0))
+    idle_at(inj, 1.0)
+    inj.tick(5.0)
+    assert sent == [] and inj.hook("resume", lambda: 5.0, wait=0) is None
