@@ -45,7 +45,6 @@ class Context:
 class Due:
     reason: str  # compaction | resume
     since: float  # contexts made before this are too old
-    t: float
 
 
 @dataclass
@@ -87,10 +86,8 @@ class Injector:
         *,
         send: Callable[[dict], None],
         record: Callable[[float, dict], None],
-        hook_channel: bool = False,
     ):
         self.mode = mode  # auto | type | off
-        self.hook_channel = hook_channel
         self._send = send
         self._record = record
         self._cond = threading.Condition()
@@ -126,13 +123,13 @@ class Injector:
                 since = began if began is not None and t - began < 600 else t - FRESH
                 if self._last_delivery is not None and self._last_delivery >= since:
                     return  # the hook gave this compaction its context already
-                self.due = Due("compaction", since, t)
+                self.due = Due("compaction", since)
                 self._cond.notify_all()
 
-    def resume(self, t: float) -> None:
+    def resume(self) -> None:
         """A resumed session: the parent's context is due from the start."""
         with self._cond:
-            self.due = Due("resume", float("-inf"), t)
+            self.due = Due("resume", float("-inf"))
 
     def on_context(self, context: Context) -> None:
         with self._cond:
@@ -265,7 +262,7 @@ class Injector:
                 if self.due is None or self.due.reason != "compaction":
                     began = self._compaction_began
                     since = began if began is not None and t - began < 600 else t - FRESH
-                    self.due = Due("compaction", since, t)
+                    self.due = Due("compaction", since)
             elif self.due is None or self.due.reason != "resume":
                 return None  # a plain start (or /resume of another session): nothing to give
             deadline = now() + wait

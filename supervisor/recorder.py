@@ -122,7 +122,6 @@ class Recorder:
             config.inject,
             send=self._tell,
             record=lambda t, detail: self.sink.emit("injection", t, detail, detail["channel"]),
-            hook_channel=config.hook_socket is not None,
         )
 
         def on_event(kind: str, t: float, detail: dict) -> None:
@@ -133,7 +132,7 @@ class Recorder:
 
         self.sink.listeners.append(on_event)
         if config.resume_from:
-            inj.resume(0.0)
+            inj.resume()
         if config.hook_socket:
             from .hookserver import HookServer
 

@@ -166,7 +166,7 @@ def run(
 
     notes: list[str] = []
     given: list[dict] = []  # injections
-    due = [opts.parent_id is not None]  # was there anything to give back?
+    compacted = [False]  # was there anything to give back, besides a resumed session's context?
 
     def heard(message: dict) -> None:
         if "error" in message:
@@ -175,7 +175,7 @@ def run(
         if event.get("kind") == "injection":
             given.append(event.get("detail") or {})
         elif event.get("kind") == "compaction_finished":
-            due[0] = True
+            compacted[0] = True
 
     loop = PtyLoop(
         proc,
@@ -219,7 +219,7 @@ def run(
     if socket_dir:
         shutil.rmtree(socket_dir, ignore_errors=True)
     if pattern_set is not None:  # an agent we know: contexts are made for it
-        notes.extend(_injection_notes(sid, opts, inject, given, due[0]))
+        notes.extend(_injection_notes(sid, opts, inject, given, compacted[0]))
     if outbox.broken:
         notes.append(f"supervise: the recorder stopped ({outbox.broken}); see {sdir / 'recorder.err'}")
     if outcome.interrupted_by is not None:
@@ -237,14 +237,14 @@ def run(
     return outcome.exit_code
 
 
-def _injection_notes(sid: str, opts: RunOptions, inject: str, given: list[dict], due: bool) -> list[str]:
+def _injection_notes(sid: str, opts: RunOptions, inject: str, given: list[dict], compacted: bool) -> list[str]:
     """One line after the agent exits on what was given back (or how to get it)."""
-    whose = opts.parent_id if opts.parent_id and not given else sid
     if given:
         how = ", ".join(f"{d.get('reason')} via {d.get('channel')}" + ("" if d.get("confirmed") else " (not confirmed)") for d in given)
         return [f"supervise: gave the agent its session context {len(given)} time(s): {how}"]
-    if not due:
+    if not compacted and not opts.parent_id:
         return []
+    whose = sid if compacted else opts.parent_id
     if inject == "off":
         return [f"supervise: context injection was off; the session context: supervise context {whose}"]
     return [f"supervise: the session context was not given to the agent; see it with: supervise context {whose}"]

@@ -48,7 +48,7 @@ def test_nothing_is_typed_mid_output_in_a_dialog_or_after_the_hook_gave_it():
 
 def test_unconfirmed_typing_is_retried_once_then_recorded_as_not_confirmed():
     inj, sent, recorded = injector()
-    inj.resume(0.0)
+    inj.resume()
     inj.on_context(Context("parent", 3, PROMPT, made=1.0))
     idle_at(inj, 1.0)
     inj.tick(2.0)
@@ -66,7 +66,7 @@ def test_unconfirmed_typing_is_retried_once_then_recorded_as_not_confirmed():
 
 def test_the_agent_getting_busy_after_enter_confirms_and_a_changed_screen_gets_enter_alone():
     inj, sent, recorded = injector()
-    inj.resume(0.0)
+    inj.resume()
     inj.on_context(Context("parent", 1, PROMPT, made=1.0))
     idle_at(inj, 1.0)
     inj.tick(2.0)
@@ -88,7 +88,7 @@ def test_without_bracketed_paste_the_prompt_is_one_line():
 
 def test_with_injection_off_nothing_is_given():
     inj, sent, _ = injector("off")
-    inj.resume(0.0)
+    inj.resume()
     inj.on_context(Context("parent", 1, PROMPT, made=1.0))
     idle_at(inj, 1.0)
     inj.tick(5.0)
