@@ -119,12 +119,17 @@ class Injector:
             if kind == "compaction_started":
                 self._compaction_began = t
             elif kind == "compaction_finished":
-                began = self._compaction_began
-                since = began if began is not None and t - began < 600 else t - FRESH
-                if self._last_delivery is not None and self._last_delivery >= since:
-                    return  # the hook gave this compaction its context already
-                self.due = Due("compaction", since)
-                self._cond.notify_all()
+                self._compaction_due(t)
+
+    def _compaction_due(self, t: float) -> None:
+        """A compaction finished at `t`: a context made since it began (or lately, if its
+        start was not seen) is due, unless one was given for it already."""
+        began = self._compaction_began
+        since = began if began is not None and t - began < 600 else t - FRESH
+        if self._last_delivery is not None and self._last_delivery >= since:
+            return  # e.g. the hook gave it, and now the screen says the compaction is done
+        self.due = Due("compaction", since)
+        self._cond.notify_all()
 
     def resume(self) -> None:
         """A resumed session: the parent's context is due from the start."""
@@ -258,11 +263,8 @@ class Injector:
             if self.mode == "off":
                 return None
             if source == "compact":
-                t = now()
                 if self.due is None or self.due.reason != "compaction":
-                    began = self._compaction_began
-                    since = began if began is not None and t - began < 600 else t - FRESH
-                    self.due = Due("compaction", since)
+                    self._compaction_due(now())
             elif self.due is None or self.due.reason != "resume":
                 return None  # a plain start (or /resume of another session): nothing to give
             deadline = now() + wait
