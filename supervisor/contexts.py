@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 
 from . import context as ctx, digest, summarizer, transcript
@@ -95,8 +96,6 @@ def latest_or_new(store: Store, session: dict, cfg: summarizer.Config, env: Mapp
 
 
 def _stale(row: dict, session: dict) -> bool:
-    from datetime import datetime
-
     made = datetime.fromisoformat(row["created"]).timestamp()
     last_output = 0.0
     for key in ("cast_path", "log_path"):

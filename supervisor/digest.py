@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .textlog import shape
+from .transcript import user_text
 
 DEFAULT_BUDGET = 24_000  # tokens
 SHARES = {"request": 0.15, "salient": 0.45, "recent": 0.40}
@@ -84,13 +85,9 @@ def original_request(text: str, transcript: list[dict] | None = None) -> str:
     prompt line of the log and the lines that continue it."""
     for record in transcript or []:
         if record.get("type") == "user" and not record.get("isMeta") and not record.get("isCompactSummary"):
-            content = (record.get("message") or {}).get("content")
-            if isinstance(content, str) and content.strip():
-                return content.strip()
-            if isinstance(content, list):
-                parts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-                if any(p.strip() for p in parts):
-                    return "\n".join(parts).strip()
+            said = user_text(record).strip()
+            if said:
+                return said
     m = SALIENT.search(text[:2_000_000])
     while m and not m.group("user"):
         m = SALIENT.search(text, m.end() + 1)

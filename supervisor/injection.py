@@ -109,7 +109,7 @@ class Injector:
 
     @property
     def watching(self) -> bool:
-        """Whether the screen matters now (the recorder skips the work otherwise)."""
+        """Whether something is due or under way (then `tick` is called more often)."""
         return self.mode != "off" and (self.due is not None or self.attempt is not None)
 
     # -- what happens ------------------------------------------------------------------------

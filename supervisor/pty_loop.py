@@ -180,10 +180,10 @@ class PtyLoop:
             now = self.clock()
             if drain_until is not None:
                 timeout = max(0.0, min(DRAIN_QUIET, drain_until - now))
-            for at in [self._kill_at, *(t for t, _ in self._timers)]:
-                if at is not None:
-                    wait = max(0.0, at - now)
-                    timeout = wait if timeout is None else min(timeout, wait)
+            if self._kill_at is not None or self._timers:
+                at = min([t for t, _ in self._timers] + ([self._kill_at] if self._kill_at is not None else []))
+                wait = max(0.0, at - now)
+                timeout = wait if timeout is None else min(timeout, wait)
             # Under heavy output, frames for the recorder go out in batches; before sleeping,
             # whatever is left goes out so the recorder (and the detector) see it at once.
             events = []

@@ -496,16 +496,14 @@ class ContextKeeper(threading.Thread):
 
         rec = self.recorder
         try:
-            if self._store is None:
-                self._store = Store(Path(rec.config.db_path))
-            session = self._store.get_session(rec.config.session_id)
+            session = self._db().get_session(rec.config.session_id)
             with open(rec.config.log_path, encoding="utf-8", errors="replace") as fh:
                 text = fh.read()
             if trigger != "session_end":  # the final screen is in the log by then
                 text += "\n" + "\n".join(r.text for r in list(rec.textlog.rows) if r.text.strip())
             self._chars_at_last = rec.output_chars
             row = contexts.make(
-                self._store, session, trigger, self.cfg, text=text,
+                self._db(), session, trigger, self.cfg, text=text,
                 template=contexts.load_template(os.environ),
                 transcript_dir=Path(rec.config.transcript_dir) if rec.config.transcript_dir else None,
             )
@@ -525,15 +523,20 @@ class ContextKeeper(threading.Thread):
         rec = self.recorder
         parent_id = rec.config.resume_from
         try:
-            if self._store is None:
-                self._store = Store(Path(rec.config.db_path))
-            row = contexts.latest_or_new(self._store, self._store.get_session(parent_id), self.cfg, os.environ)
+            store = self._db()
+            row = contexts.latest_or_new(store, store.get_session(parent_id), self.cfg, os.environ)
         except Exception as exc:
             rec._fail("session context", exc)
             return None
         rec._tell({"context": {"round": row["round"], "trigger": row["trigger"], "source": row["source"], "prompt": row["prompt"], "session": parent_id}})
         rec.context_made(row, parent_id)
         return row
+
+    def _db(self) -> Store:
+        """This thread's own connection, opened on first use."""
+        if self._store is None:
+            self._store = Store(Path(self.recorder.config.db_path))
+        return self._store
 
     def stop(self) -> None:
         self._wanted.put(_STOP)

@@ -17,6 +17,16 @@ def idle_at(inj, t, screen=IDLE_SCREEN, paste=True):
     inj.on_frame(t, list(screen), idle=True, busy=False, dialog=False, paste=paste)
 
 
+def typing_on_resume():
+    """An injector that has just asked the loop to type a resumed session's context."""
+    inj, sent, recorded = injector()
+    inj.resume()
+    inj.on_context(Context("parent", 3, PROMPT, made=1.0))
+    idle_at(inj, 1.0)
+    inj.tick(2.0)
+    return inj, sent, recorded, sent[0]["inject"]["id"]
+
+
 def test_a_context_made_before_the_compaction_began_is_not_given():
     inj, sent, _ = injector()
     inj.on_context(Context("s1", 1, "old " + PROMPT, made=5.0))  # a periodic one, before
@@ -47,16 +57,12 @@ def test_nothing_is_typed_mid_output_in_a_dialog_or_after_the_hook_gave_it():
 
 
 def test_unconfirmed_typing_is_retried_once_then_recorded_as_not_confirmed():
-    inj, sent, recorded = injector()
-    inj.resume()
-    inj.on_context(Context("parent", 3, PROMPT, made=1.0))
-    idle_at(inj, 1.0)
-    inj.tick(2.0)
+    inj, sent, recorded, rid = typing_on_resume()
     [first] = sent
-    inj.on_note({"id": first["inject"]["id"], "state": "typed", "t": 2.5}, 2.5)
+    inj.on_note({"id": rid, "state": "typed", "t": 2.5}, 2.5)
     inj.tick(2.5 + CONFIRM_WAIT + 0.1)  # not taken; the screen is as before: nothing arrived
     assert sent[-1]["inject"]["data"] == first["inject"]["data"]
-    inj.on_note({"id": first["inject"]["id"], "state": "typed", "t": 12.0}, 12.0)
+    inj.on_note({"id": rid, "state": "typed", "t": 12.0}, 12.0)
     inj.tick(12.0 + CONFIRM_WAIT + 0.1)
     assert len(sent) == 2
     assert recorded[-1]["confirmed"] is False and recorded[-1]["tries"] == 2 and recorded[-1]["reason"] == "resume"
@@ -65,12 +71,7 @@ def test_unconfirmed_typing_is_retried_once_then_recorded_as_not_confirmed():
 
 
 def test_the_agent_getting_busy_after_enter_confirms_and_a_changed_screen_gets_enter_alone():
-    inj, sent, recorded = injector()
-    inj.resume()
-    inj.on_context(Context("parent", 1, PROMPT, made=1.0))
-    idle_at(inj, 1.0)
-    inj.tick(2.0)
-    rid = sent[0]["inject"]["id"]
+    inj, sent, recorded, rid = typing_on_resume()
     inj.on_note({"id": rid, "state": "typed", "t": 2.5}, 2.5)
     idle_at(inj, 2.6, screen=["> [pasted 60 bytes]", "toy: ready"])  # there, but not taken
     inj.tick(2.6 + CONFIRM_WAIT)
