@@ -18,9 +18,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from supervisor import context, digest, sessiongen, summarizer  # noqa: E402
+import sessiongen  # noqa: E402
+from supervisor import context, digest, summarizer  # noqa: E402
 from supervisor.pricing import cost_usd  # noqa: E402
 
 OUTPUT_TOKENS = 1000

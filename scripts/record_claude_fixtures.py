@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from agentdriver import Screen, claude_bin, claude_env  # noqa: E402
-from supervisor.fakeapi import FakeAnthropic  # noqa: E402
+from fakeapi import FakeAnthropic  # noqa: E402
 from supervisor.store import Store  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "claude"

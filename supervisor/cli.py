@@ -264,7 +264,8 @@ def patterns_check(
 ) -> None:
     """Print every pattern match in a recording or text log, with its time or line."""
     from . import patterns as pf
-    from .patterncheck import cast_command, check, is_cast
+    from .patterncheck import cast_command, check, is_cast, log_lines
+    from .userturns import user_turns
 
     sets = pf.load_all(pattern_files or [])
     name = agent or (cast_command(file) if file.is_file() and is_cast(file) else None)
@@ -283,6 +284,11 @@ def patterns_check(
         typer.echo(f"{where}  {d.kind:<20} {(d.pattern or '-'):<36} {d.text}{'  [' + values + ']' if values else ''}")
         count += 1
     typer.echo(f"{count} match{'es' if count != 1 else ''} ({chosen.agent} patterns, {file.name})", err=True)
+    if chosen.of("user_input"):
+        turns = user_turns(log_lines(file), chosen)
+        for turn in turns:
+            typer.echo("user input: " + turn.replace("\n", "\n            "))
+        typer.echo(f"{len(turns)} user message{'s' if len(turns) != 1 else ''} (user_input patterns)", err=True)
 
 
 @app.command("db-path")

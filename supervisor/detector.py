@@ -16,7 +16,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from .patterns import Pattern, PatternSet
+from .patterns import STATE_KINDS, Pattern, PatternSet
 from .textlog import is_update, shape
 
 LOOKS_RELATED = re.compile(r"compact|compress|context|summari[sz]", re.IGNORECASE)
@@ -71,8 +71,8 @@ class Detector:
                 if not m:
                     continue
                 matched = True
-                if pattern.event in ("idle_prompt", "busy"):
-                    continue  # a state, decided below from the whole screen
+                if pattern.event in STATE_KINDS:
+                    continue  # a state (idle, busy: decided below from the whole screen) or the user's own words
                 values = _values(pattern.event, m)
                 if pattern.event == "context_low":
                     # a level, not a line: fire when it drops into a new 5% step below the threshold
@@ -217,7 +217,7 @@ def _prefilter(patterns: PatternSet | None, unrecognized: bool) -> re.Pattern | 
     be combined, and then every line is checked."""
     if patterns is None:
         return None
-    parts = [_ungroup(p.regex.pattern) for p in patterns.patterns if p.event not in ("idle_prompt", "busy")]
+    parts = [_ungroup(p.regex.pattern) for p in patterns.patterns if p.event not in STATE_KINDS]
     try:
         return re.compile("|".join(f"(?:{p})" for p in parts), re.MULTILINE)
     except re.error:

@@ -57,3 +57,13 @@ def check(path: Path, patterns: PatternSet) -> tuple[str, Iterator[Detection]]:
     if is_cast(path):
         return "cast", check_cast(path, patterns)
     return "text", check_text(path, patterns)
+
+
+def log_lines(path: Path) -> list[str]:
+    """The text log of a recording (rendered as a live session would), or a text log's lines."""
+    if is_cast(path):
+        log, frames = replay(path)
+        lines = [line for _, frame in frames for line in frame.logged]
+        return lines + log.finish()
+    with asciicast.open_text(path) as fh:
+        return fh.read().splitlines()

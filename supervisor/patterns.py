@@ -28,7 +28,12 @@ EVENT_KINDS = (
     "idle_prompt",
     "permission_prompt",
     "busy",  # not stored: while a busy line is on screen, the agent is not idle
+    "user_input",  # not stored: a line of the conversation that is what the user typed
+    "user_input_continued",  # not stored: a further line of the same user message
 )
+# Kinds that describe the screen rather than happen on it: the detector fires no event for them.
+STATE_KINDS = ("idle_prompt", "busy", "user_input", "user_input_continued")
+USER_KINDS = ("user_input", "user_input_continued")
 DEFAULT_CONTEXT_LOW_AT = 30  # percent of context left at or below which context_low fires
 STATUSES = ("verified", "sourced", "spec")
 
@@ -117,6 +122,8 @@ def load_file(path: Path) -> PatternSet:
             raise SuperviseError(f"{where}: bad regex {raw['regex']!r}: {exc}", "fix the regex (Python `re` syntax)") from exc
         if raw["event"] == "context_low" and not ({"pct", "used"} & set(regex.groupindex)):
             raise SuperviseError(f"{where}: a context_low regex must capture (?P<pct>...) or (?P<used>...)")
+        if raw["event"] in USER_KINDS and "text" not in regex.groupindex:
+            raise SuperviseError(f"{where}: a {raw['event']} regex must capture the user's words as (?P<text>...)")
         patterns.append(Pattern(name, raw["name"], raw["event"], regex, str(raw.get("seen_on", "")), status))
     low_at = agent.get("context_low_at", DEFAULT_CONTEXT_LOW_AT)
     if not isinstance(low_at, int) or not 0 <= low_at <= 100:

@@ -46,8 +46,9 @@ def claude_env(home: Path, project: Path, api_url: str) -> dict:
 class Screen:
     """A supervised program in a PTY, with its screen kept by an emulator."""
 
-    def __init__(self, args: list[str], env: dict, cwd: Path, cols: int = 120, rows: int = 40):
-        self.child = pexpect.spawn(SUPERVISE[0], [*SUPERVISE[1:], *args], env=env, cwd=str(cwd), dimensions=(rows, cols), encoding="utf-8", codec_errors="replace", timeout=30)
+    def __init__(self, args: list[str], env: dict, cwd: Path, cols: int = 120, rows: int = 40, supervise: list[str] | None = None):
+        command = supervise or SUPERVISE
+        self.child = pexpect.spawn(command[0], [*command[1:], *args], env=env, cwd=str(cwd), dimensions=(rows, cols), encoding="utf-8", codec_errors="replace", timeout=30)
         self.vt = avt.Vt(cols, rows)
         self.raw = []
 

@@ -9,7 +9,7 @@ import pytest
 
 from agentdriver import Screen, claude_bin, claude_env
 from helpers import latest, session, wait_for
-from supervisor.fakeapi import FakeAnthropic, default_reply
+from fakeapi import FakeAnthropic, default_reply
 
 IDLE = r"\? for shortcuts"
 HEAD = "[supervise] You are continuing earlier work"

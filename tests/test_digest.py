@@ -2,7 +2,8 @@
 
 import pytest
 
-from supervisor import digest, sessiongen
+import sessiongen
+from supervisor import digest
 
 
 @pytest.mark.parametrize("size", [200_000, 5_000_000])

@@ -3,156 +3,66 @@
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, run_cli
 from supervisor import patterns
 from supervisor.errors import SuperviseError
-from supervisor.patterncheck import check
+from supervisor.patterncheck import check, log_lines
+from supervisor.userturns import user_turns
 
-FIXTURES = ROOT / "tests" / "fixtures"
+import fixtureset
+
 SHIPPED = patterns.load_all(env={})
 
 
-def events(fixture: str, agent: str, kinds=None):
-    found = check(FIXTURES / fixture, SHIPPED[agent])[1]
-    return [(d.kind, d.pattern) for d in found if kinds is None or d.kind in kinds]
-
-
 NOT_IDLE = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow", "permission_prompt"}
-
-# What each recording of a real agent must yield (idle_prompt and unrecognized checked apart).
-EXPECTED = {
-    ("claude/plain.cast", "claude"): [],
-    ("claude/manual-compact.cast", "claude"): [
-        ("compaction_started", "claude/compacting-spinner"),
-        ("compaction_finished", "claude/conversation-compacted"),
-    ],
-    ("claude/auto-compact.cast", "claude"): [
-        ("compaction_started", "claude/compacting-spinner"),
-        ("compaction_finished", "claude/conversation-compacted"),
-    ],
-    ("claude/permission.cast", "claude"): [("permission_prompt", "claude/proceed-dialog")],
-    ("claude/context-low.cast", "claude"): [("context_low", "claude/context-used")],
-    ("codex/compact-manual.cast", "codex"): [
-        ("compaction_started", "codex/compacting"),
-        ("compaction_finished", "codex/context-compacted"),
-    ],
-    ("codex/compact-auto.cast", "codex"): [
-        ("context_low", "codex/status-line-context"),
-        ("context_low", "codex/status-line-context"),
-        ("compaction_started", "codex/compacting"),
-        ("compaction_finished", "codex/context-compacted"),
-    ],
-    ("codex/context-overflow.cast", "codex"): [("context_overflow", "codex/out-of-room"), ("context_low", "codex/status-line-context")],
-    ("codex/approval.cast", "codex"): [("permission_prompt", "codex/run-command")],
-    ("codex/footer-context-left-compact.cast", "codex"): [
-        ("context_low", "codex/context-left"),
-        ("compaction_started", "codex/compacting"),
-        ("compaction_finished", "codex/context-compacted"),
-    ],
-    ("gemini/compress-auto-tool.cast.gz", "gemini"): [
-        ("compaction_failed", "gemini/nothing-to-compress"),
-        ("compaction_started", "gemini/compressing"),
-        ("compaction_finished", "gemini/compressed"),
-        ("compaction_started", "gemini/compressing"),
-        ("compaction_finished", "gemini/compressed"),
-        ("compaction_finished", "gemini/auto-compressed"),
-        ("permission_prompt", "gemini/allow-execution"),
-    ],
-    ("gemini/compress-overflow-ctx.cast.gz", "gemini"): [
-        ("compaction_started", "gemini/compressing"),
-        ("compaction_failed", "gemini/nothing-to-compress"),
-        ("compaction_started", "gemini/compressing"),
-        ("compaction_finished", "gemini/compressed"),
-        ("context_overflow", "gemini/might-exceed"),
-        ("compaction_started", "gemini/compressing"),
-        ("compaction_finished", "gemini/compressed"),
-    ],
-    ("gemini/idle-startup.cast.gz", "gemini"): [],
-    ("opencode/manual-compact-slash.cast.gz", "opencode"): [
-        ("compaction_started", "opencode/compaction-rule"),
-        ("compaction_finished", "opencode/compaction-done"),
-    ],
-    ("opencode/auto-compact-usage.cast.gz", "opencode"): [
-        ("context_low", "opencode/context-used"),
-        ("context_low", "opencode/context-used"),
-        ("compaction_started", "opencode/compaction-rule"),
-        ("compaction_finished", "opencode/compaction-done"),
-    ],
-    # ctrl+x c; then a 400 "prompt is too long" and the compaction it sets off (a second rule
-    # drawn under the first, while the first scrolls out of view and back); then a compaction
-    # that fails
-    ("opencode/keybind-compact-and-overflow.cast.gz", "opencode"): [
-        ("compaction_started", "opencode/compaction-rule"),
-        ("compaction_finished", "opencode/compaction-done"),
-        ("context_overflow", "opencode/prompt-too-long"),
-        ("compaction_started", "opencode/compaction-rule"),
-        ("compaction_finished", "opencode/compaction-done"),
-        ("context_overflow", "opencode/prompt-too-long"),
-        ("compaction_started", "opencode/compaction-rule"),
-        ("compaction_failed", "opencode/too-large"),
-        ("compaction_finished", "opencode/compaction-done"),
-    ],
-    ("opencode/permission-prompt-bash-ask.cast.gz", "opencode"): [("permission_prompt", "opencode/permission")],
-    ("opencode/home-screen-idle.cast.gz", "opencode"): [],
-    ("aider/summarize-verbose.cast.gz", "aider"): [
-        ("permission_prompt", "aider/confirm"),
-        ("compaction_started", "aider/summarize-start"),
-        ("compaction_finished", "aider/summarize-done"),
-        ("compaction_started", "aider/summarize-start"),
-        ("compaction_finished", "aider/summarize-done"),
-    ],
-    ("aider/summarize-quiet.cast.gz", "aider"): [("permission_prompt", "aider/confirm")],  # no --verbose: nothing shown
-    ("aider/confirm-tokenlimit-modes.cast.gz", "aider"): [
-        ("permission_prompt", "aider/confirm"),
-        ("permission_prompt", "aider/confirm"),
-        ("context_overflow", "aider/token-limit"),
-        ("permission_prompt", "aider/confirm"),
-    ],
-    ("aider/context-limit-small-window.cast.gz", "aider"): [
-        ("context_overflow", "aider/context-exceeds"),
-        ("permission_prompt", "aider/confirm"),
-        ("context_overflow", "aider/context-exceeds"),
-        ("permission_prompt", "aider/confirm"),
-        ("context_overflow", "aider/token-limit"),
-        ("permission_prompt", "aider/confirm"),
-    ],
-}
+RECORDINGS = fixtureset.load()
 
 
-@pytest.mark.parametrize("fixture, agent", list(EXPECTED))
-def test_recorded_real_output_yields_the_expected_events(fixture, agent):
-    assert events(fixture, agent, NOT_IDLE) == EXPECTED[(fixture, agent)]
+def test_every_known_agent_has_recordings_of_its_real_program():
+    assert {f.agent for f in RECORDINGS} >= {"claude", "codex", "gemini", "opencode", "aider"}
+    for f in RECORDINGS:
+        assert f.path.is_file(), f.id
 
 
-@pytest.mark.parametrize(
-    "fixture, agent, turns",
-    [
-        ("claude/plain.cast", "claude", 3),
-        ("codex/compact-manual.cast", "codex", 3),
-        ("gemini/compress-overflow-ctx.cast.gz", "gemini", 6),
-        ("opencode/manual-compact-slash.cast.gz", "opencode", 4),
-        ("aider/confirm-tokenlimit-modes.cast.gz", "aider", 4),
-    ],
-)
-def test_the_idle_prompt_is_recognized_after_each_turn(fixture, agent, turns):
-    assert len(events(fixture, agent, {"idle_prompt"})) >= turns + 1
+@pytest.mark.parametrize("fixture", RECORDINGS, ids=lambda f: f.id)
+def test_recorded_real_output_yields_the_expected_events(fixture):
+    found = check(fixture.path, SHIPPED[fixture.agent])[1]
+    assert [[d.kind, d.pattern] for d in found if d.kind in NOT_IDLE] == fixture.expected["events"]
+
+
+@pytest.mark.parametrize("fixture", [f for f in RECORDINGS if "idle_turns" in f.expected], ids=lambda f: f.id)
+def test_the_idle_prompt_is_recognized_after_each_turn(fixture):
+    idle = [d for d in check(fixture.path, SHIPPED[fixture.agent])[1] if d.kind == "idle_prompt"]
+    assert len(idle) >= fixture.expected["idle_turns"] + 1
+
+
+@pytest.mark.parametrize("fixture", [f for f in RECORDINGS if "user_turns" in f.expected], ids=lambda f: f.id)
+def test_the_users_messages_are_read_verbatim_from_the_screen(fixture):
+    assert user_turns(log_lines(fixture.path), SHIPPED[fixture.agent]) == fixture.expected["user_turns"]
+
+
+def _fixture(agent: str, name: str) -> Path:
+    return next(f.path for f in RECORDINGS if f.agent == agent and f.path.name == name)
 
 
 def test_context_low_carries_the_percentage_left():
-    found = [d for d in check(FIXTURES / "claude/context-low.cast", SHIPPED["claude"])[1] if d.kind == "context_low"]
+    found = [d for d in check(_fixture("claude", "context-low.cast"), SHIPPED["claude"])[1] if d.kind == "context_low"]
     assert found[0].values == {"pct_left": 6}  # "94% context used"
-    codex = [d.values["pct_left"] for d in check(FIXTURES / "codex/compact-auto.cast", SHIPPED["codex"])[1] if d.kind == "context_low"]
+    codex = [d.values["pct_left"] for d in check(_fixture("codex", "compact-auto.cast"), SHIPPED["codex"])[1] if d.kind == "context_low"]
     assert codex == [22, 2]  # "Context 100% left" and "94% left" are above the 30% threshold
 
 
 def test_unrecognized_lines_are_reported_once_each():
-    found = [d.text for d in check(FIXTURES / "claude/manual-compact.cast", SHIPPED["claude"])[1] if d.kind == "unrecognized"]
-    assert "❯ /compact" in found
+    found = [d.text for d in check(_fixture("claude", "manual-compact.cast"), SHIPPED["claude"])[1] if d.kind == "unrecognized"]
+    assert any(line.startswith("/compact") and "Free up context" in line for line in found)  # the command menu
+    assert "❯ /compact" not in found  # the user's own words are not the agent's output
     assert len(found) == len(set(found))
-    assert events("claude/plain.cast", "claude", {"unrecognized"}) == []
+    plain = check(_fixture("claude", "plain.cast"), SHIPPED["claude"])[1]
+    assert [d for d in plain if d.kind == "unrecognized"] == []
 
 
 def test_every_shipped_file_names_its_commands_and_marks_its_patterns():
@@ -228,7 +138,7 @@ def test_user_files_and_the_patterns_flag_override_by_agent_name(tmp_path, monke
 
 
 def test_patterns_check_prints_each_match_with_its_time_or_line(tmp_path):
-    p = run_cli("patterns", "check", str(FIXTURES / "claude/manual-compact.cast"), check=True)
+    p = run_cli("patterns", "check", str(_fixture("claude", "manual-compact.cast")), check=True)
     lines = [l for l in p.stdout.splitlines() if "compaction" in l]
     assert len(lines) == 2
     assert lines[0].split()[1:3] == ["compaction_started", "claude/compacting-spinner"] and lines[0].split()[0].endswith("s")

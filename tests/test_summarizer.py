@@ -6,8 +6,9 @@ import os
 import pytest
 
 from conftest import run_cli
-from supervisor import context as ctx, digest, sessiongen, summarizer
-from supervisor.fakeapi import FakeAnthropic
+import sessiongen
+from supervisor import context as ctx, digest, summarizer
+from fakeapi import FakeAnthropic
 
 GOOD = {
     "original_request": sessiongen.REQUEST,
