@@ -19,6 +19,7 @@ import typer
 from . import __version__, paths
 from .errors import SuperviseError
 from .export import FORMATS, export as export_session, session_json
+from .plaintext import json_text, plain
 from .store import Store
 
 app = typer.Typer(
@@ -131,7 +132,7 @@ def sessions(as_json: bool = typer.Option(False, "--json", help="Print a JSON ar
     """List sessions, newest first."""
     rows = _store().sessions()
     if as_json:
-        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        typer.echo(json_text(rows))
         return
     if not rows:
         typer.echo("No sessions yet. Start one with: supervise -- COMMAND")
@@ -139,7 +140,7 @@ def sessions(as_json: bool = typer.Option(False, "--json", help="Print a JSON ar
     typer.echo(f"{'ID':<8} {'STATUS':<12} {'STARTED':<17} {'EXIT':>4}  {'AGENT':<10} COMMAND")
     for r in rows:
         exit_code = "" if r["exit_code"] is None else str(r["exit_code"])
-        label = r["command"] if not r["name"] else f"{r['name']}: {r['command']}"
+        label = plain(r["command"] if not r["name"] else f"{r['name']}: {r['command']}", newlines=False)
         typer.echo(f"{r['id']:<8} {r['status']:<12} {_local(r['started']):<17} {exit_code:>4}  {(r['agent'] or '')[:10]:<10} {label}")
 
 
@@ -150,20 +151,20 @@ def show(
 ) -> None:
     """Show one session with its events and related sessions."""
     store = _store()
-    data = session_json(store, store.resolve(session_id))
+    data = sessionjson_text(store, store.resolve(session_id))
     if as_json:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        typer.echo(json_text(data))
         return
     for key in ("id", "name", "status", "command", "agent", "agent_session_id", "cwd", "started", "ended", "exit_code", "cast_path", "log_path"):
         if data.get(key) is not None:
-            typer.echo(f"{key + ':':<18}{data[key]}")
+            typer.echo(f"{key + ':':<18}{plain(str(data[key]), newlines=False)}")
     if data.get("parent_id"):
         typer.echo(f"{'parent:':<18}{data['parent_id']}")
     if data["children"]:
         typer.echo(f"{'children:':<18}{', '.join(data['children'])}")
     typer.echo(f"events ({len(data['events'])}):")
     for e in data["events"]:
-        detail = json.dumps(e["detail"], ensure_ascii=False) if e["detail"] else ""
+        detail = json_text(e["detail"], indent=None) if e["detail"] else ""
         typer.echo(f"  {e['offset']:>9.3f}s  {e['kind']:<20} {detail}")
 
 
@@ -210,7 +211,7 @@ def summarize(
     how = row["source"] + (f" ({row['error']})" if row["error"] else f" ({row['model']})")
     cost = f", ${row['cost_usd']:.4f}" if row["cost_usd"] is not None else ""
     typer.echo(f"supervise: round {row['round']} for session {session['id']} from the {how}; digest {row['digest_tokens']} tokens{cost}", err=True)
-    typer.echo(row["prompt"])
+    typer.echo(plain(row["prompt"]))
 
 
 @app.command("context")
@@ -224,7 +225,7 @@ def context_cmd(
     row = store.latest_context(session["id"])
     if row is None:
         raise SuperviseError(f"session {session['id']} has no context yet", f"make one with `supervise summarize {session['id']}`")
-    typer.echo(json.dumps(row, indent=2, ensure_ascii=False) if as_json else row["prompt"])
+    typer.echo(json_text(row) if as_json else plain(row["prompt"]))
 
 
 patterns_app = typer.Typer(help="Pattern files: which screen lines mean compaction, idle, a dialog...", no_args_is_help=True)

@@ -11,6 +11,7 @@ import re
 import string
 
 from .digest import SALIENT, Digest, estimate_tokens
+from .plaintext import plain
 
 LIST_FIELDS = ("completed_steps", "pending_steps", "key_decisions", "relevant_files", "errors_and_resolutions")
 TEXT_FIELDS = ("original_request", "current_task")
@@ -40,7 +41,9 @@ class Malformed(ValueError):
 
 
 def validate(data: object) -> dict:
-    """The context in canonical form, or Malformed saying what is wrong."""
+    """The context in canonical form, or Malformed saying what is wrong. Plain text only:
+    a model that read hostile text may answer with control keys or escape sequences, and
+    this text is stored, printed and typed into the agent."""
     if not isinstance(data, dict):
         raise Malformed(f"expected an object, got {type(data).__name__}")
     out: dict = {}
@@ -48,7 +51,7 @@ def validate(data: object) -> dict:
         value = data.get(key)
         if not isinstance(value, str):
             raise Malformed(f"{key} must be a string")
-        out[key] = value.strip()
+        out[key] = plain(value).strip()
     for key in LIST_FIELDS:
         value = data.get(key)
         if not isinstance(value, list):
@@ -59,8 +62,9 @@ def validate(data: object) -> dict:
                 item = " — ".join(str(v) for v in item.values())
             if not isinstance(item, str):
                 raise Malformed(f"{key} must hold strings")
-            if item.strip():
-                items.append(item.strip())
+            item = plain(item, newlines=False).strip()
+            if item:
+                items.append(item)
         out[key] = items
     if not out["original_request"] and not out["current_task"]:
         raise Malformed("both original_request and current_task are empty")
@@ -134,7 +138,7 @@ def render(context: dict, round_no: int, template: str | None = None, budget: in
     if estimate_tokens(request) > budget // 3:
         ctx["original_request"] = request[: budget // 3 * 4 * 2 // 3] + " [...] " + request[-budget // 3 * 4 // 3 :]
     while True:
-        text = _fill(template, ctx, round_no)
+        text = plain(_fill(template, ctx, round_no))  # the template is the user's file: plain text too
         if estimate_tokens(text) <= budget:
             return text
         longest = max(LIST_FIELDS, key=lambda k: len(ctx.get(k, [])))

@@ -24,7 +24,11 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .plaintext import plain
+
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
+# The most we ever type: a context prompt is ~2,000 tokens (context.PROMPT_BUDGET), ~8 KB.
+MAX_TYPED = 16_000
 
 QUIET = 0.6  # seconds of no output before typing: the agent has finished drawing
 CONFIRM_WAIT = 8.0  # after Enter, how long the agent has to take the text
@@ -64,10 +68,13 @@ class Attempt:
 
 def prepare(prompt: str, paste: bool) -> str:
     """The keys to type: one bracketed paste; or, for an agent without bracketed paste, one
-    line (a newline would submit each line on its own)."""
-    text = prompt.strip()
+    line (a newline would submit each line on its own). Text only, whatever the prompt holds:
+    with no escape character left, nothing inside can end the paste early, and with no
+    control character, nothing is a key (contexts are cleaned when stored; this is the last
+    line of defence, for rows stored before that)."""
+    text = plain(prompt).strip()[:MAX_TYPED]
     if paste:
-        return PASTE_START + text.replace(PASTE_END, "") + PASTE_END
+        return PASTE_START + text + PASTE_END
     return " ".join(text.split())
 
 
@@ -107,10 +114,22 @@ class Injector:
         self.paste = False
         self.fresh_prompt = 0.0  # when the agent last showed a fresh prompt (keys before went to it)
 
-    @property
-    def watching(self) -> bool:
-        """Whether something is due or under way (then `tick` is called more often)."""
-        return self.mode != "off" and (self.due is not None or self.attempt is not None)
+    def _has_work(self) -> bool:
+        """A delivery under way, or a context due and ready: then `tick` has something to do."""
+        return self.mode != "off" and (self.attempt is not None or self.ready() is not None)
+
+    def wait_for_work(self, timeout: float | None = None) -> bool:
+        """Sleep until there is something to tick for (an idle agent with nothing due costs
+        no wake-ups at all); False once closed."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.mode == "off" or self._has_work(), timeout)
+            return self.mode != "off"
+
+    def close(self) -> None:
+        """The child is gone: nothing more to type or hand over."""
+        with self._cond:
+            self.mode = "off"
+            self._cond.notify_all()
 
     # -- what happens ------------------------------------------------------------------------
 
@@ -135,6 +154,7 @@ class Injector:
         """A resumed session: the parent's context is due from the start."""
         with self._cond:
             self.due = Due("resume", float("-inf"))
+            self._cond.notify_all()
 
     def on_context(self, context: Context) -> None:
         with self._cond:
@@ -288,7 +308,7 @@ class Injector:
                 "evidence": ["hook"], "context_session": c.session_id, "round": c.round, "chars": len(c.prompt),
             })
             self._cond.notify_all()
-            return c.prompt
+            return plain(c.prompt)
 
 
 def _visible(screen: list[str]) -> list[str]:

@@ -34,6 +34,9 @@ EVENT_KINDS = (
 # Kinds that describe the screen rather than happen on it: the detector fires no event for them.
 STATE_KINDS = ("idle_prompt", "busy", "user_input", "user_input_continued")
 USER_KINDS = ("user_input", "user_input_continued")
+# Agents supervise ships patterns for, by command name: one of these with no pattern set
+# means an install without its pattern files, or a user file that renamed the agent.
+KNOWN_AGENTS = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode", "aider": "Aider"}
 DEFAULT_CONTEXT_LOW_AT = 30  # percent of context left at or below which context_low fires
 STATUSES = ("verified", "sourced", "spec")
 
@@ -67,12 +70,13 @@ class PatternSet:
 
 
 def builtin_dir() -> Path:
-    """The shipped pattern files: `patterns/` beside the package (source checkout, editable
-    install), else the copy packaged as `supervisor/builtin_patterns`."""
+    """The shipped pattern files: installed inside the package as `builtin_patterns` (a wheel,
+    pipx, `pip install .`), else `patterns/` beside the package (a source checkout or an
+    editable install)."""
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "patterns", here / "builtin_patterns"):
-        if candidate.is_dir():
-            return candidate
+    packaged = here / "builtin_patterns"
+    if any(packaged.glob("*.toml")):
+        return packaged
     return here.parent / "patterns"
 
 

@@ -145,7 +145,8 @@ class Recorder:
 
     def _tick_injector(self) -> None:
         inj = self.injector
-        while not self._stopping.wait(0.1 if inj.watching else 0.25):
+        # Ten ticks a second only while a delivery is due or under way; otherwise asleep.
+        while inj.wait_for_work() and not self._stopping.wait(0.1):
             try:
                 inj.tick(self._now())
             except Exception as exc:
@@ -336,7 +337,7 @@ class Recorder:
         """Let rendering catch up, write the final screen, close everything."""
         self._stopping.set()
         if self.injector is not None:
-            self.injector.mode = "off"  # the child is gone: nothing more to type or hand over
+            self.injector.close()
         if self._hooks is not None:
             self._hooks.close()
         self._render_q.put((_STOP, 0.0, None))
@@ -443,18 +444,26 @@ class ContextKeeper(threading.Thread):
         self.min_seconds = float(env.get("SUPERVISE_SUMMARY_MIN_SECONDS", "60"))
         self._wanted: queue.SimpleQueue = queue.SimpleQueue()
         self._last_made: float | None = None
+        self._asked: float | None = None  # when a context was last asked for (made or not yet)
         self._chars_at_last = 0
         self._store: Store | None = None
 
     def want(self, trigger: str) -> None:
+        self._asked = time.monotonic()
         self._wanted.put(trigger)
 
     def on_event(self, kind: str, t: float, detail: dict) -> None:
         if kind == "compaction_started":
-            self._wanted.put(kind)
-        elif kind == "compaction_finished":
-            if self._last_made is None or time.monotonic() - self._last_made > self.FRESH:
-                self._wanted.put(kind)
+            self.want(kind)
+        elif kind == "compaction_finished" and not self._fresh():
+            self.want(kind)
+
+    def _fresh(self) -> bool:
+        """A context made lately, or one asked for or being made (in flight): it covers a
+        compaction that just finished. (Without the second, a compaction that finished while
+        its start's context was being made cost a second model call 55 ms later.)"""
+        now = time.monotonic()
+        return any(t is not None and now - t <= self.FRESH for t in (self._last_made, self._asked))
 
     def run(self) -> None:
         started = time.monotonic()
@@ -495,6 +504,7 @@ class ContextKeeper(threading.Thread):
         from . import contexts
 
         rec = self.recorder
+        self._asked = time.monotonic()
         try:
             session = self._db().get_session(rec.config.session_id)
             with open(rec.config.log_path, encoding="utf-8", errors="replace") as fh:

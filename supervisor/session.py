@@ -77,6 +77,12 @@ def run(
     env = dict(os.environ if env is None else env)
     stderr = stderr or sys.stderr
     agent, pattern_set = choose_patterns(opts, env)
+    if pattern_set is None and agent in patternfiles.KNOWN_AGENTS:
+        print(
+            f"supervise: no pattern set for {agent} ({patternfiles.KNOWN_AGENTS[agent]}): its compactions will not be "
+            f"detected and no context given back · see: supervise patterns list",
+            file=stderr,
+        )
     store = Store.open_default(env)
     command = shlex.join(opts.argv)
     session = store.create_session(
@@ -254,16 +260,16 @@ def _start_recorder(config: RecorderConfig, env: Mapping[str, str], sdir: Path) 
     """Start the recorder process (its own session, so terminal signals don't reach it)."""
     frames_r, frames_w = os.pipe()
     back_r, back_w = os.pipe()
-    package_root = str(Path(__file__).resolve().parent.parent)
-    rec_env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))}
     with paths.open_private(sdir / "recorder.err", "a") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "supervisor.recorder", config.to_json(), str(frames_r), str(back_w)],
+            # -P: the user's current directory is not searched first (a folder named
+            # `supervisor` there, such as a supervisord checkout, must not replace ours).
+            [sys.executable, "-P", "-m", "supervisor.recorder", config.to_json(), str(frames_r), str(back_w)],
             pass_fds=(frames_r, back_w),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
-            env=rec_env,
+            env=env,
             start_new_session=True,
             close_fds=True,
         )

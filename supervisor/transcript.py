@@ -44,10 +44,16 @@ def timestamp(record: Record) -> float | None:
         return None
 
 
+# The watchdog events that can mean new data. inotify also reports every open and close, and
+# our own read opens and closes the file: reading on those fed itself, one event per read,
+# and burnt a whole core for as long as Claude Code sat idle (issue 9).
+NEW_DATA = frozenset({"modified", "created", "moved"})
+
+
 class TranscriptFollower:
     """Follows every .jsonl in one project directory that grows after `start()`."""
 
-    def __init__(self, directory: Path, on_record: OnRecord, poll: float = 0.5):
+    def __init__(self, directory: Path, on_record: OnRecord, poll: float = 1.0):
         self.directory = directory
         self.on_record = on_record
         self.poll = poll
@@ -57,6 +63,7 @@ class TranscriptFollower:
         self._observer = None
         self._stop = threading.Event()
         self._waiter: threading.Thread | None = None
+        self.reads = 0  # file reads so far (a test counts them)
 
     def start(self) -> None:
         # Files that exist now belong to earlier sessions: follow only what is added to them.
@@ -64,7 +71,7 @@ class TranscriptFollower:
             self._offsets[path] = path.stat().st_size
         if self.directory.is_dir():
             self._watch()
-        else:  # Claude Code creates the folder with the first prompt; until then, look now and then
+        else:  # Claude Code creates the folder with the first prompt; until then, look once a second
             self._waiter = threading.Thread(target=self._wait_for_directory, name="supervise-transcript-wait", daemon=True)
             self._waiter.start()
 
@@ -83,8 +90,10 @@ class TranscriptFollower:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event) -> None:
+                if event.event_type not in NEW_DATA or event.is_directory:
+                    return
                 path = Path(os.fsdecode(getattr(event, "dest_path", "") or event.src_path))
-                if path.suffix == ".jsonl" and not event.is_directory:
+                if path.suffix == ".jsonl":
                     follower.read(path)
 
         observer = Observer()
@@ -101,6 +110,7 @@ class TranscriptFollower:
         """Read what was appended since last time; several events per write are normal."""
         with self._lock:
             offset = self._offsets.get(path, 0)
+            self.reads += 1
             try:
                 with open(path, "rb") as fh:
                     fh.seek(offset)

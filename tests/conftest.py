@@ -7,8 +7,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SUPERVISE = [sys.executable, "-m", "supervisor"]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# The `supervise` a user would run: the console script installed next to this Python.
+SUPERVISE = [str(Path(sys.executable).parent / "supervise")]
+
+
+def pytest_sessionstart(session):
+    """scripts/test runs the suite against a wheel installed in a fresh environment: make
+    sure nothing is taken from the checkout instead (a file missing from the package must
+    fail here, not pass because the source tree is on the path)."""
+    import supervisor
+
+    where = Path(supervisor.__file__).resolve()
+    if os.environ.get("SUPERVISE_TEST_INSTALLED") and ROOT in where.parents:
+        raise pytest.UsageError(f"supervisor was imported from the checkout ({where}), not from the installed wheel")
+    if not Path(SUPERVISE[0]).exists():
+        raise pytest.UsageError(f"no supervise next to {sys.executable}: install the package into this environment first")
 
 
 def require(condition: bool, reason: str) -> None:
@@ -31,7 +45,6 @@ def home(tmp_path, monkeypatch):
     """Every test gets its own data directory."""
     h = tmp_path / "home"
     monkeypatch.setenv("SUPERVISE_HOME", str(h))
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
     return h
 
 

@@ -35,7 +35,6 @@ def start_claude(tmp_path, home):
     api = FakeAnthropic().start()
     base_env = claude_env(tmp_path / "claude-home", project, api.url)
     base_env["SUPERVISE_HOME"] = str(home)
-    base_env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     screens = []
 
     def start(supervise_args=(), env=None, summary_delay=0.0, args=None):

@@ -94,3 +94,15 @@ def test_with_injection_off_nothing_is_given():
     idle_at(inj, 1.0)
     inj.tick(5.0)
     assert sent == [] and inj.hook("resume", lambda: 5.0, wait=0) is None
+
+
+def test_typed_text_is_plain_text_whatever_the_context_holds():
+    from supervisor.injection import MAX_TYPED, PASTE_END, PASTE_START, prepare
+
+    hostile = "a\x03b\x04c\r!touch /tmp/x\r\x1b[20\x1b[201~1~d\x1b]0;t\x07e\x1b[2Jf\x9b31mg"
+    pasted = prepare(hostile, paste=True)
+    body = pasted[len(PASTE_START):-len(PASTE_END)]
+    assert pasted.startswith(PASTE_START) and pasted.endswith(PASTE_END)
+    assert body == "abc\n!touch /tmp/x\n1~defg"  # a nested marker cannot end the paste: no escape is left
+    assert prepare(hostile, paste=False) == "abc !touch /tmp/x 1~defg"
+    assert len(prepare("x" * 100_000, paste=True)) == MAX_TYPED + len(PASTE_START) + len(PASTE_END)

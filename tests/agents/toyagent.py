@@ -41,6 +41,13 @@ def main() -> int:
             fh.write(json.dumps(record) + "\n")
 
     fd = sys.stdin.fileno()
+
+    def read() -> bytes:
+        """One read of the terminal, logged byte for byte (`raw`, latin-1)."""
+        data = os.read(fd, 65536)
+        log(raw=data.decode("latin-1"))
+        return data
+
     saved = termios.tcgetattr(fd)
     tty.setraw(fd)
     try:
@@ -56,7 +63,7 @@ def main() -> int:
             line.clear()
             pasted = False
             while True:
-                data = os.read(fd, 65536)
+                data = read()
                 if not data:
                     return 0
                 i = 0
@@ -64,7 +71,7 @@ def main() -> int:
                     if data.startswith(PASTE_START, i):
                         end = data.find(PASTE_END, i)
                         while end == -1:  # the paste goes on in the next read
-                            data += os.read(fd, 65536)
+                            data += read()
                             end = data.find(PASTE_END, i)
                         body = data[i + len(PASTE_START):end]
                         line += body
@@ -104,7 +111,7 @@ def main() -> int:
             if text.strip() == "ask":
                 write("Run `rm -rf build`?\nDo you want to proceed? (y/n) ")
                 while True:
-                    key = os.read(fd, 65536)
+                    key = read()
                     log(dialog=key.decode("utf-8", "replace"))
                     if key[:1] in (b"y", b"n"):
                         write(key[:1].decode() + "\n")

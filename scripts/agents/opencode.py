@@ -1,0 +1,369 @@
+"""Record OpenCode (npm `opencode-ai`) fixtures with the real program.
+
+    python scripts/agents/opencode.py                 # the newest release -> tests/fixtures/opencode/VERSION/
+    python scripts/agents/opencode.py --version 1.18.33 --out /tmp/try compact-manual
+
+The real `opencode` TUI runs under supervise in a 120x40 PTY, with a private HOME, XDG
+dirs and TMPDIR (all under one temporary folder, removed afterwards), an empty git repo as
+its project, and `anthropic/claude-sonnet-4-5` served by tests/fakeapi.FakeAnthropic on
+127.0.0.1 (`provider.anthropic.options.baseURL` in opencode.json). The fake model (see
+`reply`): an ordinary turn answers `Reply to: <last line>` after 2 s, streamed slowly;
+`big N ...` also reports `usage.input_tokens = N`; `bash ...` asks for a bash tool call,
+then says "The command finished."; `overflow ...` answers HTTP 400 "prompt is too long"
+once per text; a compaction request (OpenCode sends it with no tools) gets a `## Goal /
+## Progress` summary after 3 s, or HTTP 400 when `overflow again` is in the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import CACHE, install_npm, main, newest_npm, recording, wanted  # noqa: E402
+from fakeapi import FakeAnthropic, Request  # noqa: E402  (tests/ is on sys.path via common)
+
+AGENT = "opencode"
+PACKAGE = "opencode-ai"
+MODEL = "claude-sonnet-4-5"
+TOO_LONG = "prompt is too long: 204858 tokens > 200000 maximum"
+SUMMARY = "## Goal\nContinue the test conversation.\n\n## Progress\nAnswered numbered turns."
+IDLE = "ctrl+p commands"
+BUSY = "esc interrupt"
+KEY_DELAY = 0.05  # seconds between typed characters
+
+# A message long enough to wrap in OpenCode's 120-column session view (and its input box).
+LONG_MESSAGE = (
+    "please read this long single line message carefully: it describes a refactoring of the "
+    "configuration loader so that every option has one default, one environment variable and "
+    "one documented place, and it must wrap on a 120 column screen"
+)
+TYPED_LINES = ["first line of a message typed with ctrl+j", "second line of it", "third and last line"]
+PASTED_LINES = ["pasted line one: alpha", "pasted line two: beta", "pasted line three: gamma"]
+
+
+def install(version: str) -> Path:
+    """opencode-ai@VERSION with --ignore-scripts, then its postinstall.mjs (which links the
+    platform package's binary over bin/opencode.exe) run with a throwaway HOME."""
+    exe = install_npm(PACKAGE, version, "opencode", ignore_scripts=True)
+    package = exe.resolve().parent.parent
+    if not _runs(exe):
+        home = Path(tempfile.mkdtemp(prefix="opencode-postinstall-"))
+        try:
+            subprocess.run(["node", str(package / "postinstall.mjs")], cwd=package, env={**os.environ, "HOME": str(home), "TMPDIR": str(home)}, check=True)
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+    if not _runs(exe):
+        sys.exit(f"{exe} does not run")
+    return exe
+
+
+def _runs(exe: Path) -> bool:
+    home = tempfile.mkdtemp(prefix="opencode-version-")
+    try:
+        p = subprocess.run([str(exe), "--version"], capture_output=True, text=True, env={**os.environ, "HOME": home, "TMPDIR": home}, timeout=60)
+        return p.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+# ---- the fake model -------------------------------------------------------------------
+
+
+def is_compaction(req: Request) -> bool:
+    """OpenCode's summary request carries no tools; its agent turns always do."""
+    return len(req.body.get("messages", [])) > 1 and not req.body.get("tools")
+
+
+def is_title(req: Request) -> bool:
+    return not req.body.get("tools") and len(req.body.get("messages", [])) <= 1 or "title" in _system(req).lower()[:2000] and not req.body.get("tools")
+
+
+def _system(req: Request) -> str:
+    system = req.body.get("system", "")
+    return "\n".join(b.get("text", "") for b in system) if isinstance(system, list) else str(system)
+
+
+def _last_user_text(req: Request) -> str:
+    """The user's last words, not a tool result."""
+    for message in reversed(req.body.get("messages", [])):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        texts = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
+        if texts:
+            return texts[-1]
+        return ""
+    return ""
+
+
+def _after_tool(req: Request) -> bool:
+    messages = req.body.get("messages", [])
+    last = messages[-1] if messages else {}
+    content = last.get("content")
+    return isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)
+
+
+class Model:
+    def __init__(self):
+        self.overflowed: set[str] = set()
+
+    def __call__(self, req: Request) -> dict:
+        slow = {"delay": 2.0, "chunk": 6, "chunk_delay": 0.05}
+        if is_compaction(req):
+            if any("overflow again" in t for t in req.texts("user")):
+                return {"status": 400, "message": TOO_LONG}
+            return {"text": SUMMARY, "delay": 3.0, "chunk": 12, "chunk_delay": 0.05}
+        if not req.body.get("tools"):
+            return {"text": "Test session"}  # the title
+        if _after_tool(req):
+            return {"text": "The command finished.", **slow}
+        text = _last_user_text(req).strip()
+        first = text.splitlines()[0] if text else ""
+        if first.startswith("overflow") and text not in self.overflowed:
+            self.overflowed.add(text)
+            return {"status": 400, "message": TOO_LONG}
+        if first.startswith("bash"):
+            return {"tool_use": {"name": "bash", "input": {"command": "echo hello from bash && ls -la", "description": "Lists files"}}, "delay": 1.0}
+        reply = {"text": f"Reply to: {(text.splitlines() or [''])[-1][:60]}", **slow}
+        if first.startswith("big "):
+            reply["usage"] = {"input_tokens": int(first.split()[1])}
+        return reply
+
+
+def fake_api() -> FakeAnthropic:
+    api = FakeAnthropic(model=MODEL)
+    api.add(Model(), times=None)
+    return api
+
+
+# ---- the environment -------------------------------------------------------------------
+
+
+def environment(base: Path, api_url: str, extra: dict | None = None) -> tuple[dict, Path]:
+    """(env, project): private HOME/XDG/TMPDIR under BASE, opencode.json for the fake API."""
+    home, proj = base / "home", base / "proj"
+    dirs = {name: base / name.lower() for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR")}
+    for d in (home, proj, *dirs.values()):
+        d.mkdir(parents=True, exist_ok=True)
+    config = dirs["XDG_CONFIG_HOME"] / "opencode"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "opencode.json").write_text(json.dumps({
+        "$schema": "https://opencode.ai/config.json",
+        "model": f"anthropic/{MODEL}",
+        "small_model": f"anthropic/{MODEL}",
+        "autoupdate": False,
+        "share": "disabled",
+        "provider": {"anthropic": {"options": {"baseURL": f"{api_url}/v1", "apiKey": "fake-key"}}},
+    }, indent=2))
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SUPERVISE")}
+    env = {
+        **keep,
+        "HOME": str(home),
+        **{k: str(v) for k, v in dirs.items()},
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",
+        "ANTHROPIC_API_KEY": "fake-key",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+        "npm_config_registry": "http://127.0.0.1:9/",  # nothing listens: no plugin installs
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        **(extra or {}),
+    }
+    return env, proj
+
+
+# ---- driving it --------------------------------------------------------------------------
+
+
+def idle(screen, timeout: float = 60.0) -> None:
+    """The footer says `ctrl+p commands` and nothing is busy."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen.pump(0.2)
+        text = screen.text()
+        if IDLE in text and BUSY not in text:
+            return
+    raise AssertionError(f"never idle; the screen shows:\n{screen.text()}")
+
+
+def typed(screen, text: str) -> None:
+    """Key by key, as a person types (a burst would be taken as a paste)."""
+    for ch in text:
+        screen.child.send(ch)
+        screen.pump(KEY_DELAY)
+
+
+def say(screen, text: str, settle: float = 1.0) -> None:
+    """Type a message, send it, wait for the reply to end."""
+    typed(screen, text)
+    screen.pump(0.4)
+    screen.child.send("\r")
+    screen.wait(BUSY, timeout=30)
+    screen.pump(0.5)
+    idle(screen)
+    screen.pump(settle)
+
+
+def quit(screen) -> None:
+    screen.pump(1.0)
+    screen.child.send("\x03")  # ctrl+c quits from an empty prompt
+    screen.pump(0.5)
+
+
+def start(screen) -> None:
+    screen.wait(IDLE, timeout=90)
+    screen.pump(2.0)
+
+
+# ---- the scenarios -----------------------------------------------------------------------
+
+
+def compact_manual(screen) -> None:
+    say(screen, "turn 1 hello")
+    say(screen, "turn 2 what next")
+    say(screen, "turn 3 more")
+    typed(screen, "/compact")
+    screen.pump(1.5)
+    screen.child.send("\r")
+    screen.wait(r"Compaction · .* · \d", timeout=60)
+    idle(screen)
+    screen.pump(1.0)
+    say(screen, "turn 4 after compact")
+    quit(screen)
+
+
+def compact_auto(screen) -> None:
+    say(screen, "turn 1 hello")
+    say(screen, "big 900000 tokens reported for this turn")
+    typed(screen, "big 990000 tokens reported for this turn")
+    screen.pump(0.4)
+    screen.child.send("\r")
+    # the reply, then OpenCode compacts by itself and sends a hidden "Continue ..." turn
+    screen.wait(r"Compaction · .* · \d", timeout=90)
+    screen.wait(r"Reply to: Continue", timeout=60)
+    idle(screen)
+    screen.pump(1.0)
+    say(screen, "turn 4 after auto compact")
+    quit(screen)
+
+
+def compact_keybind_overflow(screen) -> None:
+    say(screen, "turn 1 hello")
+    say(screen, "turn 2 what next")
+    screen.child.send("\x18")  # ctrl+x, the leader key; then c = session_compact
+    screen.pump(0.4)
+    screen.child.send("c")
+    screen.wait(r"Compaction · .* · \d", timeout=60)
+    idle(screen)
+    screen.pump(1.0)
+    # HTTP 400 "prompt is too long": a toast, then an automatic compaction and a hidden turn
+    typed(screen, "overflow please (fake answers 400 prompt is too long)")
+    screen.pump(0.4)
+    screen.child.send("\r")
+    screen.wait(r"prompt is too long", timeout=30)
+    screen.wait(r"Reply to: Continue", timeout=90)
+    idle(screen)
+    screen.pump(6.0)  # let the toast go
+    # again, and the compaction request gets 400 too: it fails
+    typed(screen, "overflow again (compaction will also get 400)")
+    screen.pump(0.4)
+    screen.child.send("\r")
+    screen.wait(r"too large to compact", timeout=60)
+    idle(screen)
+    screen.pump(2.0)
+    quit(screen)
+
+
+def permission_bash(screen) -> None:
+    say(screen, "turn 1 hello")
+    typed(screen, "bash please list files")
+    screen.pump(0.4)
+    screen.child.send("\r")
+    screen.wait(r"Permission required", timeout=30)
+    screen.pump(2.0)
+    screen.child.send("\r")  # "Allow once", the highlighted option
+    screen.wait(r"The command finished", timeout=30)
+    idle(screen)
+    quit(screen)
+
+
+def idle_startup(screen) -> None:
+    screen.pump(3.0)
+    quit(screen)
+
+
+def multiline(screen) -> None:
+    # OpenCode's own way: ctrl+j starts a new line in the input box
+    for i, line in enumerate(TYPED_LINES):
+        if i:
+            screen.child.send("\n")  # ctrl+j
+            screen.pump(0.2)
+        typed(screen, line)
+    screen.pump(0.4)
+    screen.child.send("\r")
+    screen.wait(BUSY, timeout=30)
+    idle(screen)
+    screen.pump(1.0)
+    # a bracketed paste of three lines
+    screen.child.send("\x1b[200~" + "\n".join(PASTED_LINES) + "\x1b[201~")
+    screen.pump(1.0)
+    screen.child.send("\r")
+    screen.wait(BUSY, timeout=30)
+    idle(screen)
+    screen.pump(1.0)
+    say(screen, "short one after")
+    quit(screen)
+
+
+def long_line(screen) -> None:
+    say(screen, LONG_MESSAGE)
+    say(screen, "short one after")
+    quit(screen)
+
+
+SCENARIOS = {
+    "compact-manual": (compact_manual, {}),
+    "compact-auto": (compact_auto, {}),
+    "compact-keybind-overflow": (compact_keybind_overflow, {}),
+    "permission-bash": (permission_bash, {"OPENCODE_PERMISSION": json.dumps({"bash": "ask"})}),
+    "idle-startup": (idle_startup, {}),
+    "multiline": (multiline, {}),
+    "long-line": (long_line, {}),
+}
+
+
+def record(version: str, out: Path) -> None:
+    exe = install(version)
+    for name, (drive, extra) in SCENARIOS.items():
+        if not wanted(name):
+            continue
+        base = Path(tempfile.mkdtemp(prefix=f"opencode-{name}-"))
+        try:
+            with fake_api() as api:
+                env, proj = environment(base, api.url, extra)
+                with recording(name, [str(exe)], env, proj, out) as screen:
+                    start(screen)
+                    drive(screen)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(record, lambda: newest_npm(PACKAGE), AGENT)

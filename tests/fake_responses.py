@@ -1,0 +1,252 @@
+"""A fake OpenAI Responses API: a real HTTP server on 127.0.0.1 for the real Codex CLI.
+
+Codex (npm @openai/codex) is pointed at it through a `model_provider` in its config.toml
+(`base_url = "http://127.0.0.1:PORT/v1"`, `wire_api = "responses"`). It answers
+`POST /v1/responses` with a streamed (SSE) response: `response.created`,
+`response.output_item.added`, `response.output_text.delta`s, `response.output_item.done`,
+`response.completed` with `usage`. Replies are scripted by markers in the user's last
+message (what Codex sends for the turn):
+
+    OVERFLOW     -> `response.failed` with code `context_length_exceeded`
+    BIGUSAGE     -> an ordinary reply reporting 150,000 input tokens ("Context 22% left" of 200k)
+    HUGEUSAGE    -> an ordinary reply reporting 186,000 input tokens (over a 180k auto-compact limit)
+    RUNCMD       -> a function call of Codex's shell tool asking to run a command outside the
+                    sandbox (the approval dialog); once its output comes back, a short reply
+    (Codex's compaction prompt, "CONTEXT CHECKPOINT COMPACTION") -> a summary, after
+                    `compact_delay` seconds so the "Compacting context" spinner is on screen
+    anything else -> "Fake reply #N: hello from the fake model." (#N counts model calls)
+
+Usage otherwise reports a few thousand tokens. Everything it was sent is in `.requests`.
+
+    with FakeResponses() as api:
+        ... base_url = api.url + "/v1" ...
+
+`python tests/fake_responses.py --port 8766` runs one by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlparse
+
+COMPACTION_MARK = "CONTEXT CHECKPOINT COMPACTION"
+USAGE_MARKS = {"HUGEUSAGE": 186_000, "BIGUSAGE": 150_000}
+RUN_COMMAND = "echo approved-by-the-user"
+SUMMARY = (
+    "Checkpoint: the user is testing the terminal client with short greetings. "
+    "Progress: every message was answered. Next: answer the next message briefly."
+)
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    body: dict
+
+    def items(self) -> list[dict]:
+        raw = self.body.get("input") or []
+        return [raw] if isinstance(raw, dict) else [i for i in raw if isinstance(i, dict)]
+
+    def last_user_text(self) -> str:
+        """The text of the last user message in the input (the turn's prompt, or Codex's
+        compaction prompt appended after it)."""
+        for item in reversed(self.items()):
+            if item.get("role") == "user":
+                content = item.get("content")
+                if isinstance(content, str):
+                    return content
+                return "\n".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
+        return ""
+
+    def ends_with_tool_output(self) -> bool:
+        items = self.items()
+        return bool(items) and items[-1].get("type", "").endswith("_output")
+
+    def tool_names(self) -> list[str]:
+        return [t.get("name") or t.get("type", "") for t in self.body.get("tools") or []]
+
+    @property
+    def is_compaction(self) -> bool:
+        return COMPACTION_MARK in self.last_user_text()
+
+
+class FakeResponses:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, compact_delay: float = 5.0):
+        self.compact_delay = compact_delay
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._server = ThreadingHTTPServer((host, port), self._handler())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> "FakeResponses":
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-responses", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "FakeResponses":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def model_calls(self) -> list[Request]:
+        with self._lock:
+            return [r for r in self.requests if r.method == "POST" and r.path.endswith("/responses")]
+
+    # -- the script ---------------------------------------------------------------------
+
+    def events(self, req: Request) -> list[dict]:
+        """The SSE events answering one model call."""
+        n = next(self._ids)
+        rid = f"resp_fake{n:04d}"
+        text = req.last_user_text()
+        created = {"type": "response.created", "response": {"id": rid, "object": "response", "status": "in_progress", "model": req.body.get("model")}}
+        if req.is_compaction:
+            time.sleep(self.compact_delay)
+            return [created, *message_events(rid, SUMMARY), completed(rid, 4_000)]
+        if req.ends_with_tool_output():
+            return [created, *message_events(rid, f"Fake reply #{n}: the command ran."), completed(rid, 4_000)]
+        if "OVERFLOW" in text:
+            error = {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model. Please adjust your input and try again."}
+            return [created, {"type": "response.failed", "response": {"id": rid, "object": "response", "status": "failed", "error": error}}]
+        if "RUNCMD" in text:
+            return [created, *call_events(rid, n, req.tool_names()), completed(rid, 4_000)]
+        tokens = next((v for k, v in USAGE_MARKS.items() if k in text), 4_000)
+        return [created, *message_events(rid, f"Fake reply #{n}: hello from the fake model."), completed(rid, tokens)]
+
+    def _handler(self):
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                with api._lock:
+                    api.requests.append(Request("GET", urlparse(self.path).path, {}))
+                if urlparse(self.path).path.endswith("/models"):
+                    self._json(200, {"models": [], "data": [], "object": "list"})
+                else:
+                    self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+
+            def do_POST(self) -> None:
+                path = urlparse(self.path).path
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"_unparsed": raw[:2000].decode(errors="replace")}
+                req = Request("POST", path, body)
+                with api._lock:
+                    api.requests.append(req)
+                if not path.endswith("/responses"):
+                    self._json(404, {"error": {"message": f"no {path} here", "type": "invalid_request_error"}})
+                    return
+                events = api.events(req)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for event in events:
+                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                    time.sleep(0.02)
+
+            def _json(self, status: int, data: Any) -> None:
+                payload = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        return Handler
+
+
+def message_events(rid: str, text: str, chunk: int = 12) -> list[dict]:
+    item_id = f"msg_{rid}"
+    item = {"type": "message", "id": item_id, "role": "assistant", "status": "in_progress", "content": []}
+    out = [{"type": "response.output_item.added", "output_index": 0, "item": item}]
+    out.append({"type": "response.content_part.added", "item_id": item_id, "output_index": 0, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}})
+    for i in range(0, len(text), chunk):
+        out.append({"type": "response.output_text.delta", "item_id": item_id, "output_index": 0, "content_index": 0, "delta": text[i : i + chunk]})
+    out.append({"type": "response.output_text.done", "item_id": item_id, "output_index": 0, "content_index": 0, "text": text})
+    done = {**item, "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    out.append({"type": "response.output_item.done", "output_index": 0, "item": done})
+    return out
+
+
+def call_events(rid: str, n: int, tools: list[str]) -> list[dict]:
+    """A call of whichever shell tool Codex offered, asking for escalated permissions."""
+    why = "Run a harmless echo outside the sandbox (a test of the approval dialog)."
+    if "exec_command" in tools or not tools:
+        name, args = "exec_command", {"cmd": RUN_COMMAND, "sandbox_permissions": "require_escalated", "justification": why}
+    elif "shell_command" in tools:
+        name, args = "shell_command", {"command": RUN_COMMAND, "sandbox_permissions": "require_escalated", "justification": why}
+    else:
+        name, args = "shell", {"command": ["bash", "-lc", RUN_COMMAND], "with_escalated_permissions": True, "sandbox_permissions": "require_escalated", "justification": why}
+    item = {"type": "function_call", "id": f"fc_{rid}", "call_id": f"call_fake{n:04d}", "name": name, "arguments": json.dumps(args), "status": "completed"}
+    return [
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "arguments": "", "status": "in_progress"}},
+        {"type": "response.function_call_arguments.done", "item_id": item["id"], "output_index": 0, "arguments": item["arguments"]},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+    ]
+
+
+def completed(rid: str, input_tokens: int, output_tokens: int = 100) -> dict:
+    usage = {
+        "input_tokens": input_tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": input_tokens + output_tokens,
+    }
+    return {"type": "response.completed", "response": {"id": rid, "object": "response", "status": "completed", "usage": usage}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="Run a fake OpenAI Responses API on 127.0.0.1.")
+    ap.add_argument("--port", type=int, default=8766)
+    ap.add_argument("--log", help="append every request as a JSON line to this file")
+    args = ap.parse_args()
+    api = FakeResponses(port=args.port).start()
+    print(f"fake Responses API at {api.url}/v1 (Ctrl-C to stop)", flush=True)
+    seen = 0
+    try:
+        while True:
+            time.sleep(0.2)
+            if args.log and len(api.requests) > seen:
+                with open(args.log, "a") as fh:
+                    for r in api.requests[seen:]:
+                        fh.write(json.dumps({"method": r.method, "path": r.path, "body": r.body}) + "\n")
+                seen = len(api.requests)
+    except KeyboardInterrupt:
+        api.stop()
+
+
+if __name__ == "__main__":
+    main()
