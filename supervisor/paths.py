@@ -59,3 +59,46 @@ def open_private(path: Path, mode: str = "a", **kwargs):
     fd = os.open(path, flags, 0o600)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, mode, **kwargs)
+
+
+SOCKET_DIR_PREFIX = "supervise-"
+
+
+def socket_dir() -> Path:
+    """A private (0700) folder for this run's hook socket, in the temp dir (a socket path must
+    be short), named for the supervisor's pid so a later run can tell it was left behind."""
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix=f"{SOCKET_DIR_PREFIX}{os.getpid()}-"))
+
+
+def sweep_socket_dirs() -> list[Path]:
+    """Remove the socket folders of supervisors that died without cleaning up (kill -9).
+    Only the user's own, and only where that pid is gone."""
+    import re
+    import shutil
+    import tempfile
+
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{SOCKET_DIR_PREFIX}*-*"):
+        m = re.fullmatch(rf"{SOCKET_DIR_PREFIX}(\d+)-\w+", folder.name)
+        try:
+            if not m or folder.is_symlink() or not folder.is_dir() or folder.stat().st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        if _alive(int(m.group(1))):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -16,6 +16,7 @@ import codecs
 import json
 import os
 import queue
+import select
 import signal
 import sys
 import threading
@@ -623,8 +624,32 @@ def _background_priority(policy: str) -> None:
         pass
 
 
+# Once the supervisor is gone (the user has their shell back, or it was killed), this process
+# has this long to finish the text log and the session-end context; then it exits whatever
+# its threads are doing (a stuck model call, a wedged render): no recorder lingers for good.
+EXIT_GRACE = 300.0
+
+
+def _exit_after_supervisor(grace: float) -> None:
+    ppid = os.getppid()
+
+    def watch() -> None:
+        try:  # sleeps until the parent exits: no polling
+            fd = os.pidfd_open(ppid)
+            select.select([fd], [], [])
+        except (AttributeError, OSError):
+            while os.getppid() == ppid:
+                time.sleep(2.0)
+        time.sleep(grace)
+        print(f"supervise: recorder exited {grace:g} s after the supervisor was gone (unfinished work was dropped)", file=sys.stderr, flush=True)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="supervise-watchdog", daemon=True).start()
+
+
 def main(argv: list[str]) -> None:
     _background_priority(os.environ.get("SUPERVISE_RECORDER_PRIORITY", "0"))
+    _exit_after_supervisor(float(os.environ.get("SUPERVISE_RECORDER_GRACE", EXIT_GRACE)))
     # Terminal signals are the supervisor's business; we stop when the pipe closes.
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT, signal.SIGTSTP):
         signal.signal(sig, signal.SIG_IGN)

@@ -8,7 +8,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -123,8 +122,9 @@ def run(
     # cannot land in a dialog. Our settings file goes with this run only; a user's own
     # --settings is left alone (and the context is typed instead).
     if inject == "auto" and agent == "claude" and not claude.has_own_settings(opts.argv):
-        socket_dir = tempfile.mkdtemp(prefix="supervise-")  # private (0700), and a short path
-        hook_socket = os.path.join(socket_dir, "hook.sock")
+        paths.sweep_socket_dirs()
+        socket_dir = paths.socket_dir()
+        hook_socket = str(socket_dir / "hook.sock")
         spawn_argv = claude.with_hook(opts.argv, sdir / "claude-settings.json", resumed=opts.parent_id is not None)
         child_env[SOCKET_ENV] = hook_socket
     # The recorder first: its start-up (imports, database) overlaps the agent's.

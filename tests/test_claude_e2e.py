@@ -99,6 +99,40 @@ def assert_one_compaction(s, trigger):
     assert '"m", "compaction_started"' in cast and '"m", "compaction_finished"' in cast
 
 
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def recorder_pid(supervise_pid):
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+                cmd = open(f"/proc/{entry}/cmdline", "rb").read()
+            except OSError:
+                continue
+            if int(stat[1]) == supervise_pid and b"supervisor.recorder" in cmd:
+                return int(entry)
+    raise AssertionError("no recorder process")
+
+
+def test_supervise_costs_nothing_while_claude_code_sits_idle(claude):
+    """After a few turns (transcript written, hook server up, injection armed), an idle
+    Claude Code costs supervise next to no CPU. (The follower reading on its own opens
+    burnt a whole core: 3 s of CPU in these 3 s.)"""
+    screen, api = claude
+    turns(screen, [1, 2])
+    time.sleep(1.0)
+    pids = [screen.child.pid, recorder_pid(screen.child.pid)]
+    before = [cpu_seconds(p) for p in pids]
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline:
+        screen.pump(0.2)
+    used = sum(cpu_seconds(p) - b for p, b in zip(pids, before))
+    assert used < 0.15, f"supervise used {used:.2f} s of CPU in 3 s while Claude Code was idle"
+
+
 def test_manual_compact_is_one_compaction_and_the_hook_gives_the_context_once(claude):
     screen, api = claude
     turns(screen, [1, 2, 3])

@@ -56,3 +56,32 @@ def test_waits_for_the_folder_claude_code_creates_with_the_first_prompt(tmp_path
     finally:
         follower.stop()
     assert records[0]["sessionId"] == "s"
+
+
+def test_opening_and_closing_the_transcript_is_no_reason_to_read_it(tmp_path):
+    """inotify reports opens and closes too; reading on those fed the follower its own
+    events and burnt a core for as long as Claude Code sat idle."""
+    folder = tmp_path / "projects" / "-work"
+    folder.mkdir(parents=True)
+    path = folder / "s.jsonl"
+    records = []
+    follower = transcript.TranscriptFollower(folder, lambda record, p: records.append(record))
+    follower.start()
+    try:
+        with open(path, "a") as fh:
+            fh.write(json.dumps({"type": "user", "sessionId": "s"}) + "\n")
+        wait_for(lambda: records)
+        time.sleep(0.5)
+        settled = follower.reads
+        time.sleep(1.0)
+        assert follower.reads == settled  # no read feeds the next one
+        for _ in range(20):  # someone else (Claude Code itself, a backup tool) opens it to read
+            with open(path, "rb") as fh:
+                fh.read()
+        time.sleep(0.5)
+        assert follower.reads == settled
+        with open(path, "a") as fh:
+            fh.write(json.dumps({"type": "assistant", "sessionId": "s"}) + "\n")
+        wait_for(lambda: len(records) == 2)
+    finally:
+        follower.stop()

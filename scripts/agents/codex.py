@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import ROOT, install_npm, main, newest_npm, recording, wanted  # noqa: E402
+from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
 
 from fake_responses import FakeResponses  # noqa: E402  (tests/ is on sys.path via common)
 
@@ -67,6 +66,22 @@ def config(port: int, work: Path, status_line: list[str] | None) -> str:
     if status_line is not None:
         lines += ["", "[tui]", "status_line = [" + ", ".join(f'"{item}"' for item in status_line) + "]"]
     return "\n".join(lines) + "\n"
+
+
+class PrimaryScreen:
+    """Codex draws on the alternate screen, which the driver's emulator does not show in its
+    text: draw it on the primary one instead (Codex clears the screen when it starts)."""
+
+    ALT = re.compile(r"\x1b\[\?(?:1049|1047|47)[hl]")
+
+    def __init__(self, vt):
+        self.vt = vt
+
+    def feed_str(self, data: str):
+        return self.vt.feed_str(self.ALT.sub("", data))
+
+    def text(self):
+        return self.vt.text()
 
 
 def replies(screen) -> int:
@@ -146,6 +161,7 @@ def record(version: str, out: Path) -> None:
             )
             try:
                 with recording(name, [str(exe)], env, work, out) as screen:
+                    screen.vt = PrimaryScreen(screen.vt)
                     idle(screen, 60)
                     drive(screen)
                     quit_codex(screen)
@@ -218,17 +234,31 @@ def record(version: str, out: Path) -> None:
 
 
 def stop_leftovers(base: Path) -> None:
-    """Codex may leave a background process (its app server) behind: end those whose
-    environment names this run's private folder, and only those."""
+    """Codex starts a background app server (copied into CODEX_HOME) that outlives the TUI:
+    end the processes whose environment names this run's private folder, and only those,
+    and wait until they are gone (they write to CODEX_HOME as they stop)."""
     mine = str(base).encode()
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            if mine in (proc / "environ").read_bytes():
-                os.kill(int(proc.name), signal.SIGTERM)
-        except (OSError, ProcessLookupError):
-            pass
+
+    def ours() -> list[int]:
+        pids = []
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit() and int(proc.name) != os.getpid():
+                try:
+                    if mine in (proc / "environ").read_bytes():
+                        pids.append(int(proc.name))
+                except OSError:
+                    pass
+        return pids
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in ours():
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 5
+        while ours() and time.monotonic() < deadline:
+            time.sleep(0.2)
 
 
 if __name__ == "__main__":

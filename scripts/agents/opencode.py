@@ -84,15 +84,6 @@ def is_compaction(req: Request) -> bool:
     return len(req.body.get("messages", [])) > 1 and not req.body.get("tools")
 
 
-def is_title(req: Request) -> bool:
-    return not req.body.get("tools") and len(req.body.get("messages", [])) <= 1 or "title" in _system(req).lower()[:2000] and not req.body.get("tools")
-
-
-def _system(req: Request) -> str:
-    system = req.body.get("system", "")
-    return "\n".join(b.get("text", "") for b in system) if isinstance(system, list) else str(system)
-
-
 def _last_user_text(req: Request) -> str:
     """The user's last words, not a tool result."""
     for message in reversed(req.body.get("messages", [])):
@@ -168,7 +159,7 @@ def environment(base: Path, api_url: str, extra: dict | None = None) -> tuple[di
         "provider": {"anthropic": {"options": {"baseURL": f"{api_url}/v1", "apiKey": "fake-key"}}},
     }, indent=2))
     subprocess.run(["git", "init", "-q", str(proj)], check=True)
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SUPERVISE")}
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
     env = {
         **keep,
         "HOME": str(home),
@@ -358,7 +349,8 @@ def record(version: str, out: Path) -> None:
         try:
             with fake_api() as api:
                 env, proj = environment(base, api.url, extra)
-                with recording(name, [str(exe)], env, proj, out) as screen:
+                env["PATH"] = f"{exe.parent}{os.pathsep}{env.get('PATH', '')}"
+                with recording(name, ["opencode"], env, proj, out) as screen:
                     start(screen)
                     drive(screen)
         finally:

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Record Claude Code fixtures: tests/fixtures/claude/VERSION/NAME.cast.gz.
+
+    python scripts/agents/claude.py                      # the newest release, every scenario
+    python scripts/agents/claude.py --version 2.1.330 plain permission
+
+Installs the release (npm `@anthropic-ai/claude-code`) into the agent cache, runs it under
+supervise in a real 120x40 PTY against the fake Anthropic API (tests/fakeapi.py) with a
+private HOME (as tests/agentdriver.claude_env sets it up: onboarded, the project trusted,
+ANTHROPIC_BASE_URL at the fake), and types into it as a person would. Then check the
+patterns (`supervise patterns check NAME.cast.gz --agent claude`) and write expected.json.
+
+Since 2.1.2xx a fresh install draws on the alternate screen ("fullscreen" renderer); the
+`classic` scenario sets CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN=1 for the main-screen one.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
+
+from agentdriver import Screen, claude_env  # noqa: E402  (common puts tests/ on the path)
+from fakeapi import FakeAnthropic  # noqa: E402
+
+PACKAGE = "@anthropic-ai/claude-code"
+MODEL = "claude-sonnet-4-5"  # a 200k context, as the tests use
+IDLE = r"\? for shortcuts"  # the footer while it waits ("⏸ manual mode on · ? for shortcuts" in 2.1.330)
+PASTE = ["please check these three things:", "the build script runs on a clean checkout", "the tests pass twice in a row"]
+LONG = (
+    "please read the release notes of the last three versions and tell me which changes could affect the way the "
+    "supervisor reads the screen, in particular the footer, the input box and the way long messages wrap"
+)
+
+
+def install(version: str) -> str:
+    exe = install_npm(PACKAGE, version, "claude")
+    if subprocess.run([str(exe), "--version"], capture_output=True).returncode != 0:
+        # npm may skip the package's install script, which places the native binary
+        package = exe.parents[1] / "@anthropic-ai" / "claude-code"
+        subprocess.run(["node", str(package / "install.cjs")], cwd=package, check=True)
+    return str(exe)
+
+
+def visible(screen: Screen) -> str:
+    """The screen as shown. (Screen.text() reads the primary screen; the fullscreen renderer
+    draws on the alternate one.)"""
+    return "\n".join(line.text.rstrip() for line in screen.vt.view())
+
+
+def wait(screen: Screen, pattern: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    rx = re.compile(pattern)
+    while time.monotonic() < deadline:
+        screen.pump()
+        if rx.search(visible(screen)):
+            return
+        if not screen.child.isalive():
+            break
+    raise AssertionError(f"screen never showed {pattern!r}; it shows:\n{visible(screen)}")
+
+
+def settle(screen: Screen, seconds: float = 1.0) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        screen.pump()
+
+
+def turn(screen: Screen, text: str, reply: str | None = None) -> None:
+    """Type a message, Enter, wait for the fake's reply and the idle footer."""
+    screen.type(text)
+    wait(screen, re.escape(reply or f"Reply to: {text[:60]}"), 90)
+    wait(screen, IDLE, 60)
+    settle(screen, 0.5)
+
+
+def turns(screen: Screen, n: int, start: int = 1) -> None:
+    for i in range(start, start + n):
+        turn(screen, f"turn {i}: please say hello")
+
+
+def paste(screen: Screen, lines: list[str]) -> None:
+    """A bracketed paste of several lines, then Enter on its own: one message."""
+    screen.child.send("\x1b[200~" + "\n".join(lines) + "\x1b[201~")
+    settle(screen, 1.0)
+    screen.child.send("\r")
+    wait(screen, re.escape(f"Reply to: {lines[-1][:60]}"), 90)
+    wait(screen, IDLE, 60)
+    settle(screen, 0.5)
+
+
+def plain(screen, api):
+    turns(screen, 3)
+
+
+def manual_compact(screen, api):
+    turns(screen, 3)
+    screen.type("/compact")
+    wait(screen, r"Compacted", 120)
+    wait(screen, IDLE, 60)
+    settle(screen, 0.5)
+    turns(screen, 1, start=4)
+
+
+def auto_compact(screen, api):
+    turns(screen, 2)
+    api.add({"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"},
+            match=lambda r: r.last_user_text().startswith("turn 3") and not r.is_compaction)
+    turns(screen, 1, start=3)
+
+
+def permission(screen, api):
+    api.add({"text": "I will clean the build.", "tool_use": {"name": "Bash", "input": {"command": "rm -rf build && ls", "description": "Clean the build"}}},
+            match=lambda r: r.has_tools and "clean" in r.last_user_text())
+    screen.type("please clean the build")
+    wait(screen, r"Do you want to proceed\?", 90)
+    settle(screen, 1.0)
+    screen.child.send("\x1b")  # Esc: refuse
+    wait(screen, IDLE, 60)
+    settle(screen, 0.5)
+
+
+def context_low(screen, api):
+    turns(screen, 1)
+    api.add({"text": "Reply to: turn 2: a big one", "usage": {"input_tokens": 170000}}, match=lambda r: "turn 2" in r.last_user_text())
+    turn(screen, "turn 2: please say hello", "Reply to: turn 2: a big one")
+    settle(screen, 1.0)
+
+
+def multi_line(screen, api):
+    turns(screen, 1)
+    paste(screen, PASTE)
+    turns(screen, 1, start=3)
+
+
+def long_line(screen, api):
+    turns(screen, 1)
+    turn(screen, LONG)
+    turns(screen, 1, start=3)
+
+
+def classic(screen, api):
+    """The main-screen renderer (CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN=1): turns, a paste, a long line."""
+    turns(screen, 1)
+    paste(screen, PASTE)
+    turn(screen, LONG)
+
+
+SCENARIOS = {
+    "plain": plain,
+    "manual-compact": manual_compact,
+    "auto-compact": auto_compact,
+    "permission": permission,
+    "context-low": context_low,
+    "multi-line": multi_line,
+    "long-line": long_line,
+    "classic": classic,
+}
+EXTRA_ENV = {"classic": {"CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN": "1"}}
+
+
+def record(version: str, out: Path) -> None:
+    exe = install(version)
+    print(f"Claude Code {subprocess.run([exe, '--version'], capture_output=True, text=True).stdout.strip()}", flush=True)
+    for name, script in SCENARIOS.items():
+        if not wanted(name):
+            continue
+        # a neutral path: it is shown in the header, where a word like "compact" would match
+        base = Path(tempfile.mkdtemp(prefix="cc-"))
+        project = base / "work"
+        project.mkdir()
+        try:
+            with FakeAnthropic() as api:
+                env = claude_env(base / "home", project, api.url)
+                env.update(
+                    TMPDIR=str(base / "tmp"),
+                    XDG_CONFIG_HOME=str(base / "home" / ".config"),
+                    XDG_DATA_HOME=str(base / "home" / ".local" / "share"),
+                    XDG_CACHE_HOME=str(base / "home" / ".cache"),
+                    XDG_STATE_HOME=str(base / "home" / ".local" / "state"),
+                    **EXTRA_ENV.get(name, {}),
+                )
+                (base / "tmp").mkdir()
+                with recording(name, [exe, "--model", MODEL], env, project, out) as screen:
+                    wait(screen, IDLE, 90)
+                    settle(screen, 1.0)
+                    script(screen, api)
+                    screen.child.sendcontrol("c")
+                    time.sleep(0.3)
+                    screen.child.sendcontrol("c")
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(record, lambda: newest_npm(PACKAGE), "claude")

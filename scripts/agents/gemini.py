@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Record Gemini CLI (npm @google/gemini-cli) fixtures: tests/fixtures/gemini/VERSION/*.cast.gz.
+
+    python scripts/agents/gemini.py                      # the newest release, every scenario
+    python scripts/agents/gemini.py --version 0.61.0 permission multiline
+
+Installs the release into the agent cache (scripts/agents/common.py), starts the fake Gemini
+API (tests/fake_gemini.py) on 127.0.0.1, and drives the real program under supervise in a
+120x40 PTY. Each run gets a private HOME, XDG dirs and TMPDIR under one temp folder, removed
+afterwards. What is typed, and the fake's replies, are in the fixtures' README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
+from fake_gemini import FakeGemini  # noqa: E402  (tests/ is on sys.path via common)
+
+PACKAGE = "@google/gemini-cli"
+PLACEHOLDER = r"Type your message or @path/to/file"
+BUSY = re.compile(r"\(esc to cancel,|Compressing chat history|Allow execution of")
+LONG_LINE = (
+    "please read this long single-line message that goes on well past the right edge of a "
+    "one hundred and twenty column terminal so that Gemini CLI has to wrap it onto a second "
+    "screen line when it draws it in the history"
+)
+PASTE = "first line of a pasted note\nsecond line of it\nthird and last line"
+
+
+def settings(footer_pct: bool = False, threshold: float | None = None) -> dict:
+    data: dict = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "ui": {"theme": "Default"},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "privacy": {"usageStatisticsEnabled": False},
+    }
+    if footer_pct:
+        data["ui"]["footer"] = {"hideContextPercentage": False}
+    if threshold is not None:
+        data["model"] = {"compressionThreshold": threshold}
+    return data
+
+
+def make_env(root: Path, api_url: str, config: dict) -> tuple[dict, Path]:
+    """A private HOME with ~/.gemini/settings.json, XDG dirs, TMPDIR; returns (env, work dir)."""
+    home, work, tmp = root / "home", root / "work", root / "tmp"
+    for d in (home / ".gemini", work, tmp, home / ".config", home / ".cache", home / ".local" / "share", home / ".local" / "state"):
+        d.mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(config, indent=1))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_", "CLOUD_SHELL", "XDG_"))}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        TMPDIR=str(tmp),
+        GEMINI_API_KEY="fake-key",
+        GOOGLE_GEMINI_BASE_URL=api_url,
+        GEMINI_CLI_NO_RELAUNCH="true",
+        NO_BROWSER="true",
+        TERM="xterm-256color",
+        COLORTERM="truecolor",
+        npm_config_registry="http://127.0.0.1:9/",
+    )
+    return env, work
+
+
+def idle(screen, timeout: float = 60.0, settle: float = 1.0) -> None:
+    """Wait until the input placeholder is up and no busy line is, for `settle` seconds."""
+    deadline = time.monotonic() + timeout
+    since = None
+    while time.monotonic() < deadline:
+        screen.pump(0.1)
+        text = screen.text()
+        if re.search(PLACEHOLDER, text) and not BUSY.search(text):
+            since = since or time.monotonic()
+            if time.monotonic() - since >= settle:
+                return
+        else:
+            since = None
+    raise AssertionError(f"never idle; the screen shows:\n{screen.text()[-3000:]}")
+
+
+def send(screen, text: str, wait: str | None = None, timeout: float = 60.0) -> None:
+    """Type a message, Enter, wait for `wait` (if given) and then for the idle prompt."""
+    screen.type(text)
+    if wait:
+        screen.wait(wait, timeout)
+    idle(screen, timeout)
+
+
+def paste(screen, text: str) -> None:
+    """A bracketed paste (as a terminal sends one), then Enter on its own."""
+    screen.child.send("\x1b[200~" + text.replace("\n", "\r") + "\x1b[201~")
+    screen.pump(0.6)
+    screen.child.send("\r")
+    screen.pump(0.1)
+
+
+def quit_(screen) -> None:
+    screen.type("/quit")
+    screen.wait(r"Agent powering down|Goodbye", 30)
+    screen.pump(1.0)
+
+
+def record(version: str, out: Path) -> None:
+    exe = install_npm(PACKAGE, version, "gemini")
+    root = Path(tempfile.mkdtemp(prefix="rec-gemini-"))
+    try:
+        with FakeGemini(tool_dir=str(root)) as api:
+            run = 0
+
+            def start(name: str, config: dict):
+                nonlocal run
+                run += 1
+                env, work = make_env(root / f"run{run}", api.url, config)
+                return recording(name, [str(exe)], env, work, out)
+
+            if wanted("startup-idle"):
+                with start("startup-idle", settings()) as s:
+                    s.wait(PLACEHOLDER, 60)
+                    idle(s, settle=10.0)
+                    quit_(s)
+
+            if wanted("compress-manual"):
+                # /compress with nothing to compress, two turns, /compress, then a tiny history
+                # that compression would only inflate ("not beneficial").
+                with start("compress-manual", settings()) as s:
+                    idle(s, 60, settle=2.0)
+                    send(s, "/compress", wait=r"Nothing to compress")
+                    send(s, "hello one", wait=r"Fake reply to: hello one")
+                    send(s, "second turn", wait=r"Fake reply to: second turn")
+                    send(s, "/compress", wait=r"Chat history compressed from")
+                    send(s, "TINYTOKENS now", wait=r"Fake reply to: TINYTOKENS")
+                    send(s, "/compress", wait=r"Compression was not beneficial|Chat history compressed from \d+ to \d+ tokens\.[\s\S]*Chat history compressed")
+                    quit_(s)
+
+            if wanted("compress-auto"):
+                # BIGTOKENS makes the last prompt 600000 tokens (57%): the next message is
+                # compressed first, at the default threshold (50%).
+                with start("compress-auto", settings()) as s:
+                    idle(s, 60, settle=2.0)
+                    send(s, "hello one", wait=r"Fake reply to: hello one")
+                    send(s, "BIGTOKENS please", wait=r"Fake reply to: BIGTOKENS please")
+                    send(s, "auto compress me", wait=r"Fake reply to: auto compress me")
+                    quit_(s)
+
+            if wanted("permission"):
+                with start("permission", settings()) as s:
+                    idle(s, 60, settle=2.0)
+                    s.type("RUNTOOL now")
+                    s.wait(r"Allow execution of", 60)
+                    s.pump(1.5)
+                    s.child.send("\r")  # "● 1. Allow once" is highlighted
+                    s.wait(r"The command ran\. Done\.", 60)
+                    idle(s)
+                    quit_(s)
+
+            if wanted("overflow-context"):
+                # The footer's context column on, no automatic compression: 0% -> 57% -> 100%
+                # used, then a message too long for the 6 tokens left; Ctrl+U clears the input
+                # it puts back, /compress, one more turn.
+                with start("overflow-context", settings(footer_pct=True, threshold=1.0)) as s:
+                    idle(s, 60, settle=2.0)
+                    send(s, "hello one", wait=r"Fake reply to: hello one")
+                    send(s, "BIGTOKENS please", wait=r"Fake reply to: BIGTOKENS please")
+                    send(s, "FULLCTX fill it", wait=r"Fake reply to: FULLCTX fill it")
+                    s.pump(2.0)
+                    send(s, "overflow test: this message is long enough to exceed the remaining context budget",
+                         wait=r"might exceed the context window limit")
+                    s.child.send("\x15")  # Ctrl+U: the message is back in the input
+                    s.pump(1.0)
+                    send(s, "/compress", wait=r"Chat history compressed from 1048570")
+                    send(s, "after compress", wait=r"Fake reply to: after compress")
+                    quit_(s)
+
+            if wanted("multiline"):
+                with start("multiline", settings()) as s:
+                    idle(s, 60, settle=2.0)
+                    send(s, "hello one", wait=r"Fake reply to: hello one")
+                    paste(s, PASTE)
+                    s.wait(r"Fake reply to: first line of a pasted note", 60)
+                    idle(s)
+                    send(s, "after the paste", wait=r"Fake reply to: after the paste")
+                    quit_(s)
+
+            if wanted("long-line"):
+                with start("long-line", settings()) as s:
+                    idle(s, 60, settle=2.0)
+                    send(s, LONG_LINE, wait=r"Fake reply to: please read this long")
+                    send(s, "short one after", wait=r"Fake reply to: short one after")
+                    quit_(s)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(record, lambda: newest_npm(PACKAGE), "gemini")

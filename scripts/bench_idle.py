@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Idle cost: CPU used while an agent sits at its prompt, bare and under supervise.
+
+For each agent (the real Claude Code against the fake Anthropic API, after a few turns so
+its transcript exists, the hook server is up and injection is armed; the scripted toy agent;
+a plain shell), start it under a real PTY, drive it to its idle prompt, then count the CPU
+time (user + system, from /proc) of every process over --seconds: the agent alone when
+bare; supervise's own processes (the PTY loop and the recorder) and the agent under
+supervise. Prints a table; the target for supervise's processes is < 0.5% of a core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests")]
+
+from agentdriver import Screen, claude_bin, claude_env  # noqa: E402
+from fakeapi import FakeAnthropic  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+
+
+def descendants(pid: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            kids.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def is_recorder(pid: int) -> bool:
+    try:
+        return b"supervisor.recorder" in open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        return False
+
+
+def measure(screen: Screen, seconds: float, supervised: bool) -> tuple[float, float]:
+    """(% of a core used by supervise's processes, by the agent's) over `seconds`."""
+    root = screen.child.pid
+    pids = descendants(root)
+    ours = [p for p in pids if supervised and (p == root or is_recorder(p))]
+    theirs = [p for p in pids if p not in ours]
+    before = {p: cpu_seconds(p) for p in pids}
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:  # keep reading the screen, as a terminal would
+        screen.pump(0.5)
+    used = {p: cpu_seconds(p) - before[p] for p in pids}
+    pct = lambda group: 100 * sum(used[p] for p in group) / seconds
+    return pct(ours), pct(theirs)
+
+
+def idle_cost(agent_argv: list[str], options: list[str], env: dict, cwd: Path, drive, seconds: float, supervised: bool) -> tuple[float, float]:
+    """Start the agent (under supervise with `options`, or bare), drive it to idle, measure."""
+    if supervised:
+        screen = Screen([*options, "--", *agent_argv], env, cwd)
+    else:
+        screen = Screen(agent_argv[1:], env, cwd, supervise=agent_argv[:1])
+    try:
+        drive(screen)
+        time.sleep(2.0)  # let it settle
+        return measure(screen, seconds, supervised)
+    finally:
+        for key in ("c", "c", "d"):
+            screen.child.sendcontrol(key)
+            time.sleep(0.3)
+        screen.close()
+
+
+def claude(base: Path, supervised: bool, seconds: float) -> tuple[float, float]:
+    project = base / "work"
+    project.mkdir(parents=True)
+    with FakeAnthropic() as api:
+        env = claude_env(base / "claude-home", project, api.url)
+        env["SUPERVISE_HOME"] = str(base / "sv")
+
+        def drive(screen):
+            screen.wait(r"\? for shortcuts", 60)
+            for i in range(1, 4):
+                screen.type(f"turn {i}: please say hello")
+                screen.wait(rf"Reply to: turn {i}", 60)
+                screen.wait(r"\? for shortcuts", 60)
+
+        return idle_cost([claude_bin(), "--model", "claude-sonnet-4-5"], [], env, project, drive, seconds, supervised)
+
+
+def toy(base: Path, supervised: bool, seconds: float) -> tuple[float, float]:
+    base.mkdir(parents=True)
+    argv = [sys.executable, str(ROOT / "tests" / "agents" / "toyagent.py"), "--log", str(base / "toy.jsonl"), "--paste"]
+    options = ["--agent", "toy", "--patterns", str(ROOT / "tests" / "agents" / "toy.toml")]
+
+    def drive(screen):
+        screen.wait("toy: ready", 20)
+        screen.type("hello there")
+        screen.wait("reply to: hello there", 20)
+
+    return idle_cost(argv, options, {**os.environ, "SUPERVISE_HOME": str(base / "sv")}, base, drive, seconds, supervised)
+
+
+def shell(base: Path, supervised: bool, seconds: float) -> tuple[float, float]:
+    base.mkdir(parents=True)
+    env = {**os.environ, "PS1": "$ ", "HISTFILE": "/dev/null", "SUPERVISE_HOME": str(base / "sv")}
+
+    def drive(screen):
+        screen.type("echo rea''dy")
+        screen.wait("ready", 10)
+
+    return idle_cost(["bash", "--norc", "--noprofile"], [], env, base, drive, seconds, supervised)
+
+
+AGENTS = {"claude": claude, "toy": toy, "shell": shell}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--only", choices=list(AGENTS), action="append")
+    args = ap.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="bench-idle-"))
+    rows = []
+    try:
+        for agent in args.only or list(AGENTS):
+            for supervised in (False, True):
+                ours, theirs = AGENTS[agent](base / f"{agent}-{supervised}", supervised, args.seconds)
+                rows.append((agent, supervised, ours, theirs))
+                print(f"{agent:<8} {'supervise' if supervised else 'bare':<10} supervise {ours:6.2f}%   agent {theirs:6.2f}%", flush=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"\nidle CPU over {args.seconds:g} s, % of one core; target for supervise's processes < 0.5%")
+    print(f"| agent | agent bare | agent under supervise | supervise's processes |")
+    print(f"| --- | --- | --- | --- |")
+    by = {(a, s): (o, t) for a, s, o, t in rows}
+    for agent in dict.fromkeys(a for a, *_ in rows):
+        bare = by.get((agent, False), (0, float("nan")))[1]
+        ours, theirs = by.get((agent, True), (float("nan"), float("nan")))
+        print(f"| {agent} | {bare:.2f}% | {theirs:.2f}% | {ours:.2f}% |")
+
+
+if __name__ == "__main__":
+    main()
