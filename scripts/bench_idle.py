@@ -152,8 +152,8 @@ def main() -> None:
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(f"\nidle CPU over {args.seconds:g} s, % of one core; target for supervise's processes < 0.5%")
-    print(f"| agent | agent bare | agent under supervise | supervise's processes |")
-    print(f"| --- | --- | --- | --- |")
+    print("| agent | agent bare | agent under supervise | supervise's processes |")
+    print("| --- | --- | --- | --- |")
     by = {(a, s): (o, t) for a, s, o, t in rows}
     for agent in dict.fromkeys(a for a, *_ in rows):
         bare = by.get((agent, False), (0, float("nan")))[1]

@@ -151,7 +151,7 @@ def show(
 ) -> None:
     """Show one session with its events and related sessions."""
     store = _store()
-    data = sessionjson_text(store, store.resolve(session_id))
+    data = session_json(store, store.resolve(session_id))
     if as_json:
         typer.echo(json_text(data))
         return

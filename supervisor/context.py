@@ -79,8 +79,9 @@ def heuristic(d: Digest, previous: dict | None = None) -> dict:
         m = SALIENT.match(line)
         if m:
             kinds.setdefault(m.lastgroup, []).append(line.strip())
-    # what the user typed, without the prompt marker; slash commands are not tasks
-    users = [re.sub(r"^(?:❯|›|>|\$|[\w-]+>)\s+", "", l) for l in kinds.get("user", [])]
+    # what the user typed (as the agent's patterns read it, else prompt-like lines without
+    # their marker); slash commands are not tasks
+    users = d.user_turns or [re.sub(r"^(?:❯|›|>|\$|[\w-]+>)\s+", "", l) for l in kinds.get("user", [])]
     users = [u for u in users if u and not u.startswith("/")]
     previous = previous or {}
     done = [*previous.get("completed_steps", []), *(l.lstrip("● ") for l in kinds.get("edit", []) + kinds.get("fix", []))]

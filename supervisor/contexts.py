@@ -11,29 +11,64 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from . import context as ctx, digest, summarizer, transcript
+from . import context as ctx, digest, patterns as patternfiles, summarizer, transcript
 from .errors import SuperviseError
 from .export import text_lines
-from .store import Store
+from .patterns import PatternSet
+from .store import COMPLETED, FAILED, Store
 
 
-def session_text(session: dict, screen: list[str] | None = None) -> str:
-    """What the session showed so far: its text log (rendered again from the recording when
-    the supervisor did not finish it), plus the screen as it is now, if given."""
-    try:
-        text = "\n".join(text_lines(session))
-    except SuperviseError:
-        text = ""
+# Bytes of the previous round's text read again: the recent activity keeps its lead-in.
+OVERLAP = 16_384
+
+
+def read_since(path: Path, offset: int) -> tuple[str, int]:
+    """What was appended to `path` since byte `offset` (whole lines, with OVERLAP bytes of
+    what came before), and the byte offset it reaches."""
+    with open(path, "rb") as fh:
+        end = fh.seek(0, os.SEEK_END)
+        start = max(0, min(offset, end) - OVERLAP)
+        fh.seek(start)
+        data = fh.read(end - start)
+    if start:
+        data = data[data.find(b"\n") + 1 :]
+    return data.decode("utf-8", errors="replace"), end
+
+
+def session_text(session: dict, screen: list[str] | None = None, since: int = 0, live: bool = False) -> tuple[str, int | None]:
+    """What the session showed since byte `since` of its text log, plus the screen as it is
+    now, if given; and the log offset reached. The text log is complete while the session
+    runs (`live`: the recorder reads its own log) and once it ended cleanly; otherwise
+    (killed) it is rendered again from the recording, whole (offset None)."""
+    log_path = Path(session["log_path"]) if session.get("log_path") else None
+    text, end = "", None
+    if log_path and log_path.exists() and (live or session["status"] in (COMPLETED, FAILED)):
+        text, end = read_since(log_path, since)
+    else:
+        try:
+            text = "\n".join(text_lines(session))
+        except SuperviseError:
+            text = ""
     if screen:
         text += "\n" + "\n".join(line for line in screen if line.strip())
-    return text
+    return text, end
 
 
-def transcript_records(session: dict, env: Mapping[str, str], folder: Path | None = None) -> list[dict]:
+def transcript_records(session: dict, env: Mapping[str, str], folder: Path | None = None, since: int = 0) -> tuple[list[dict], int]:
+    """Claude Code's transcript records since byte `since`, and the offset reached."""
     if session.get("agent") != "claude" or not session.get("agent_session_id"):
-        return []
+        return [], 0
     folder = folder or transcript.project_dir(env, session["cwd"])
-    return digest.read_transcript([folder / f"{session['agent_session_id']}.jsonl"])
+    path = folder / f"{session['agent_session_id']}.jsonl"
+    try:
+        with open(path, "rb") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            fh.seek(min(since, end))
+            data = fh.read()
+    except OSError:
+        return [], since
+    complete = data[: data.rfind(b"\n") + 1]  # a torn last line is read next time
+    return digest.parse_records(complete.decode("utf-8", errors="replace").splitlines()), min(since, end) + len(complete)
 
 
 def header(session: dict) -> str:
@@ -51,23 +86,33 @@ def make(
     env: Mapping[str, str] | None = None,
     screen: list[str] | None = None,
     template: str | None = None,
-    text: str | None = None,
     transcript_dir: Path | None = None,
+    patterns: PatternSet | None = None,
+    live: bool = False,
 ) -> dict:
-    """`text`: what the session showed so far, if the caller has it (a live session: its log
-    so far and its screen); else it is read from the session's files."""
+    """The session's next context round. It digests only what the session showed since the
+    previous round (its log and transcript offsets), chained with that round's context, so
+    a round costs the same however long the session has run. `live`: made by the recorder of
+    a running session (its log is current; `screen` is what is on screen now)."""
     env = os.environ if env is None else env
     previous_row = store.latest_context(session["id"])
     # A resumed session's first context carries on from the one it resumed.
     chained = previous_row or (store.latest_context(session["parent_id"]) if session.get("parent_id") else None)
     previous = chained["context"] if chained else None
-    text = session_text(session, screen) if text is None else text
-    records = transcript_records(session, env, transcript_dir)
-    d = digest.build(text, cfg.budget, records, header(session))
+    text, log_end = session_text(session, screen, (previous_row or {}).get("log_offset") or 0, live)
+    records, transcript_end = transcript_records(session, env, transcript_dir, (previous_row or {}).get("transcript_offset") or 0)
+    if patterns is None:
+        patterns = pattern_set(session, env)
+    known = (previous or {}).get("original_request", "")
+
+    def build(budget: int) -> digest.Digest:
+        return digest.build(text, budget, records, header(session), patterns, known)
+
+    d = build(cfg.budget)
     # The estimate is a heuristic; where the API can count, believe it and shrink to fit.
     counted = summarizer.count_tokens(d, previous, cfg)
     if counted and counted > cfg.budget:
-        d = digest.build(text, max(1000, int(cfg.budget * d.tokens / counted * 0.95)), records, header(session))
+        d = build(max(1000, int(cfg.budget * d.tokens / counted * 0.95)))
         counted = summarizer.count_tokens(d, previous, cfg) or counted
     result = summarizer.summarize(d, previous, cfg)
     round_no = (previous_row["round"] + 1) if previous_row else 1
@@ -83,7 +128,21 @@ def make(
         cost_usd=result.cost_usd,
         context=result.context,
         prompt=ctx.render(result.context, round_no, template),
+        log_offset=log_end,
+        transcript_offset=transcript_end,
     )
+
+
+def pattern_set(session: dict, env: Mapping[str, str]) -> PatternSet | None:
+    """The pattern set the session was run with (its agent's, with its own pattern files)."""
+    if not session.get("agent"):
+        return None
+    try:
+        options = session.get("options") or {}
+        files = [Path(p) for p in options.get("pattern_files", []) if Path(p).exists()]
+        return patternfiles.select(patternfiles.load_all(files, env), session["agent"])
+    except (SuperviseError, ValueError, AttributeError):
+        return None
 
 
 def latest_or_new(store: Store, session: dict, cfg: summarizer.Config, env: Mapping[str, str]) -> dict:

@@ -15,8 +15,9 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from . import userturns
+from .patterns import PatternSet
 from .textlog import shape
 from .transcript import user_text
 
@@ -66,6 +67,7 @@ class Digest:
     original_request: str
     files: list[str] = field(default_factory=list)
     counts: dict = field(default_factory=dict)  # lines kept per category
+    user_turns: list[str] = field(default_factory=list)  # what the user typed, as the agent's patterns read it
 
 
 def _clip(text: str, tokens: int) -> str:
@@ -80,14 +82,17 @@ def _noise(line: str) -> bool:
     return len(line.strip()) < 3 or bool(NOISE.match(line)) or bool(SPINNER_LINE.match(line))
 
 
-def original_request(text: str, transcript: list[dict] | None = None) -> str:
-    """The first thing the user asked: from the transcript if we have it, else the first
-    prompt line of the log and the lines that continue it."""
+def original_request(text: str, transcript: list[dict] | None = None, turns: list[str] | None = None) -> str:
+    """The first thing the user asked: from the transcript if we have it, else the first of
+    the user's messages the agent's patterns found, else the first prompt-like line of the
+    log and the lines that continue it (an agent we have no user_input pattern for)."""
     for record in transcript or []:
         if record.get("type") == "user" and not record.get("isMeta") and not record.get("isCompactSummary"):
             said = user_text(record).strip()
             if said:
                 return said
+    if turns:
+        return userturns.original_request(turns)
     m = SALIENT.search(text[:2_000_000])
     while m and not m.group("user"):
         m = SALIENT.search(text, m.end() + 1)
@@ -128,17 +133,32 @@ def transcript_lines(records: Iterable[dict]) -> list[str]:
     return out
 
 
-def build(text: str, budget: int = DEFAULT_BUDGET, transcript: list[dict] | None = None, header: str = "") -> Digest:
-    """A digest of a session's text (its text log, with its transcript's lines added)."""
+def build(
+    text: str,
+    budget: int = DEFAULT_BUDGET,
+    transcript: list[dict] | None = None,
+    header: str = "",
+    patterns: PatternSet | None = None,
+    known_request: str = "",
+) -> Digest:
+    """A digest of a session's text (its text log, with its transcript's lines added).
+    `patterns`: the agent's, to find what the user typed. `known_request`: the original
+    request when an earlier round already found it (this text is only what came since)."""
+    found = userturns.find(text, patterns)
+    turns = [t.text for t in found]
     if transcript:
         text = text + "\n" + "\n".join(transcript_lines(transcript))
-    request = _clip(original_request(text, transcript), int(budget * SHARES["request"]))
+    request = known_request or original_request(text, transcript, turns)
+    request = _clip(request, int(budget * SHARES["request"]))
     used = estimate_tokens(header) + estimate_tokens(request)
     recent_budget = int(budget * SHARES["recent"])
     salient_budget = max(0, budget - used - recent_budget - 200)
 
     recent_lines, recent_start = _recent(text, recent_budget)
-    salient, counts = _salient(text[:recent_start], salient_budget, set(recent_lines))
+    said = None
+    if patterns is not None and patterns.of("user_input"):
+        said = list({t.text: (t.offset, "User: " + t.text.replace("\n", "\n  ")) for t in reversed(found) if t.offset < recent_start}.values())[::-1]
+    salient, counts = _salient(text[:recent_start], salient_budget, set(recent_lines), said)
     files = sorted({f for line in [*salient, *recent_lines] for f in FILE_RX.findall(line)})
 
     parts = []
@@ -149,7 +169,7 @@ def build(text: str, budget: int = DEFAULT_BUDGET, transcript: list[dict] | None
         parts.append("## Earlier in the session (selected lines, in order)\n" + "\n".join(salient))
     parts.append("## Most recent activity\n" + "\n".join(recent_lines))
     out = "\n\n".join(parts)
-    return Digest(out, estimate_tokens(out), request, files, counts)
+    return Digest(out, estimate_tokens(out), request, files, counts, turns)
 
 
 def _recent(text: str, budget: int) -> tuple[list[str], int]:
@@ -205,10 +225,13 @@ def _candidate_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _salient(text: str, budget: int, exclude: set[str]) -> tuple[list[str], dict]:
-    """Salient lines before the recent part, each category within its quota, in order."""
+def _salient(text: str, budget: int, exclude: set[str], said: list[tuple[int, str]] | None = None) -> tuple[list[str], dict]:
+    """Salient lines before the recent part, each category within its quota, in order.
+    `said`: the user's messages (offset, text) as the agent's patterns found them; then
+    prompt-like lines are not taken for the user's (they are menus, placeholders, output)."""
     by_kind: dict[str, list[tuple[int, str]]] = {k: [] for k in QUOTAS}
-    seen: set[str] = set(exclude)
+    by_kind["user"].extend(sorted(said or []))
+    seen: set[str] = set(exclude) | {line for _, line in said or []}
     per_shape: dict[str, int] = {}
     for line in exclude:
         per_shape[shape(line)] = per_shape.get(shape(line), 0) + 1
@@ -217,7 +240,7 @@ def _salient(text: str, budget: int, exclude: set[str]) -> tuple[list[str], dict
         if line in seen or len(line) > 2000 or _noise(line):
             continue
         m = SALIENT.match(line)
-        if not m:
+        if not m or (said is not None and m.lastgroup == "user"):
             continue
         s = shape(line)
         if per_shape.get(s, 0) >= PER_SHAPE:
@@ -260,16 +283,14 @@ def _fit(lines: list[tuple[int, str]], quota: int) -> tuple[list[tuple[int, str]
     return head + tail[::-1], cost
 
 
-def read_transcript(paths: Iterable[Path]) -> list[dict]:
+def parse_records(lines: Iterable[str]) -> list[dict]:
+    """JSON lines to records; lines that are not JSON objects are skipped."""
     records = []
-    for path in paths:
+    for line in lines:
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                for line in fh:
-                    try:
-                        records.append(json.loads(line))
-                    except ValueError:
-                        continue
-        except OSError:
+            record = json.loads(line)
+        except ValueError:
             continue
+        if isinstance(record, dict):
+            records.append(record)
     return records

@@ -508,15 +508,14 @@ class ContextKeeper(threading.Thread):
         self._asked = time.monotonic()
         try:
             session = self._db().get_session(rec.config.session_id)
-            with open(rec.config.log_path, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-            if trigger != "session_end":  # the final screen is in the log by then
-                text += "\n" + "\n".join(r.text for r in list(rec.textlog.rows) if r.text.strip())
+            # the final screen is in the log by the session's end
+            screen = None if trigger == "session_end" else [r.text for r in list(rec.textlog.rows)]
             self._chars_at_last = rec.output_chars
             row = contexts.make(
-                self._db(), session, trigger, self.cfg, text=text,
+                self._db(), session, trigger, self.cfg, screen=screen, live=True,
                 template=contexts.load_template(os.environ),
                 transcript_dir=Path(rec.config.transcript_dir) if rec.config.transcript_dir else None,
+                patterns=rec.detector.patterns,
             )
         except Exception as exc:
             rec._fail("session context", exc)

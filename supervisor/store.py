@@ -105,6 +105,14 @@ def m004_session_options(db: sqlite_utils.Database) -> None:
     db["sessions"].add_column("options", str)
 
 
+@migrations()
+def m005_context_offsets(db: sqlite_utils.Database) -> None:
+    # How far into the text log and the transcript (bytes) a round has read: the next round
+    # digests only what came since, chained with this one (a round costs the same at hour 5).
+    db["contexts"].add_column("log_offset", int)
+    db["contexts"].add_column("transcript_offset", int)
+
+
 def _apply_migrations(db: sqlite_utils.Database) -> None:
     try:
         migrations.apply(db)

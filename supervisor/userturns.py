@@ -4,41 +4,60 @@ Every agent draws a user message its own way (Claude Code `❯ text`, OpenCode `
 Codex `› text`, ...), and a prompt glyph alone also marks menus, placeholders and shell
 output. So each pattern file says which lines are the user's words (`user_input`, the
 first line of a message) and which lines continue one (`user_input_continued`), each
-capturing the words as `(?P<text>...)`. Pure: lines in, messages out.
+capturing the words as `(?P<text>...)`. Pure: text in, messages out.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from .patterns import PatternSet
 
 
+@dataclass(frozen=True)
+class Turn:
+    offset: int  # where its first line starts in the text
+    text: str
+
+
 def user_turns(lines: Iterable[str], patterns: PatternSet | None) -> list[str]:
-    """The user's messages in order, each with its continuation lines joined by newlines.
-    A message redrawn unchanged right after itself (a full-screen redraw) counts once."""
-    if patterns is None:
+    """The user's messages in order (see `find`)."""
+    return [t.text for t in find("\n".join(lines), patterns)]
+
+
+def find(text: str, patterns: PatternSet | None) -> list[Turn]:
+    """The user's messages in `text`, each with its continuation lines joined by newlines.
+    A message drawn again right after itself (a full-screen redraw) counts once. The text is
+    searched with each pattern at once (a 100 MB log in well under a second), then every
+    hit is checked on its own line, as the pattern was written for one line."""
+    if patterns is None or not patterns.of("user_input"):
         return []
     starts = patterns.of("user_input")
     more = patterns.of("user_input_continued")
-    if not starts:
-        return []
-    turns: list[str] = []
-    current: list[str] | None = None
-    for line in lines:
-        m = _match(starts, line)
-        if m is not None:
-            _close(turns, current)
-            current = [m]
-            continue
-        if current is not None:
-            m = _match(more, line)
-            if m is not None:
-                current.append(m)
+    firsts: dict[int, str] = {}
+    for p in starts:
+        for m in re.compile(p.regex.pattern, p.regex.flags | re.MULTILINE).finditer(text):
+            begin = text.rfind("\n", 0, m.start()) + 1
+            if begin in firsts:
                 continue
-        _close(turns, current)
-        current = None
-    _close(turns, current)
+            said = _match(starts, _line(text, begin))
+            if said is not None:
+                firsts[begin] = said
+    turns: list[Turn] = []
+    for begin in sorted(firsts):
+        words = [firsts[begin]]
+        at = _next_line(text, begin)
+        while at is not None and at not in firsts:
+            said = _match(more, _line(text, at))
+            if said is None:
+                break
+            words.append(said)
+            at = _next_line(text, at)
+        message = "\n".join(words).strip()
+        if message and (not turns or turns[-1].text != message):
+            turns.append(Turn(begin, message))
     return turns
 
 
@@ -47,17 +66,19 @@ def original_request(turns: list[str]) -> str:
     return next((t for t in turns if not t.startswith("/")), "")
 
 
+def _line(text: str, begin: int) -> str:
+    end = text.find("\n", begin)
+    return text[begin:] if end == -1 else text[begin:end]
+
+
+def _next_line(text: str, begin: int) -> int | None:
+    end = text.find("\n", begin)
+    return None if end == -1 or end + 1 >= len(text) else end + 1
+
+
 def _match(patterns, line: str) -> str | None:
     for p in patterns:
         m = p.regex.search(line)
         if m is not None:
             return (m.group("text") or "").rstrip()
     return None
-
-
-def _close(turns: list[str], current: list[str] | None) -> None:
-    if not current:
-        return
-    text = "\n".join(current).strip()
-    if text and (not turns or turns[-1] != text):
-        turns.append(text)

@@ -1,9 +1,15 @@
 """The digest: a long session squeezed into a budget without losing what matters."""
 
+import os
+
 import pytest
 
+import fixtureset
 import sessiongen
-from supervisor import digest
+from fakeapi import FakeAnthropic
+from supervisor import context as ctx, contexts, digest, patterns, summarizer, userturns
+from supervisor.patterncheck import log_lines
+from supervisor.store import Store
 
 
 @pytest.mark.parametrize("size", [200_000, 5_000_000])
@@ -50,3 +56,50 @@ def test_the_transcript_gives_the_exact_request_and_tool_calls():
     assert d.original_request == "Refactor the parser.\nKeep the public API."
     assert "● Bash(pytest -q tests/test_parser.py)" in d.text
     assert "Error: E   AssertionError: 3 != 4" in d.text
+
+
+RECORDINGS = [f for f in fixtureset.load() if f.expected.get("user_turns")]
+
+
+@pytest.mark.parametrize("fixture", RECORDINGS, ids=lambda f: f.id)
+def test_the_original_request_of_every_real_agent_is_found_verbatim(fixture):
+    """Each agent draws the user's messages its own way: its pattern file says how. The
+    request is in the digest, in the offline (heuristic) context, and in what a summary
+    request sends the cheap model."""
+    sets = patterns.load_all(env={})
+    text = "\n".join(log_lines(fixture.path))
+    wanted = userturns.original_request(fixture.expected["user_turns"])
+    d = digest.build(text, patterns=sets[fixture.agent])
+    assert d.original_request == wanted
+    assert f"## Original request (verbatim)\n{wanted}" in d.text
+    assert ctx.heuristic(d)["original_request"] == wanted
+    with FakeAnthropic() as api:
+        api.add({"tool_use": {"name": ctx.TOOL["name"], "input": ctx.heuristic(d)}})
+        summarizer.summarize(d, None, summarizer.Config(base_url=api.url, api_key="test-key", max_retries=0, timeout=10.0))
+        [sent] = api.messages()
+    assert wanted in sent.last_user_text()
+
+
+def test_a_later_round_reads_only_what_came_since_and_keeps_the_request(tmp_path, monkeypatch):
+    """A context round must not cost more as the session grows: round 2 digests the log
+    from where round 1 stopped (with a little overlap), chained with round 1's context."""
+    store = Store(tmp_path / "s.db")
+    log = tmp_path / "session.log"
+    s = store.create_session(name=None, command="claude", argv=["claude"], agent="claude", cwd=str(tmp_path), pid=os.getpid(), parent_id=None, options={})
+    store.update_session(s["id"], log_path=str(log), cast_path=str(tmp_path / "none.cast"))
+    early = "\n".join(f"early build step {i} of the lexer module" for i in range(20_000))
+    log.write_text("❯ write a lexer for the config language\n" + early + "\n")
+    cfg = summarizer.Config(api_key=None)
+    read = []
+    build = digest.build
+    monkeypatch.setattr(digest, "build", lambda text, *a, **kw: read.append(len(text)) or build(text, *a, **kw))
+    first = contexts.make(store, store.get_session(s["id"]), "periodic", cfg, env={}, live=True)
+    assert first["log_offset"] == log.stat().st_size
+    with open(log, "a") as fh:
+        fh.write("❯ now add error recovery to the parser\nError: ParseError in parser.py line 12\nFixed: ParseError in parser.py\n")
+    second = contexts.make(store, store.get_session(s["id"]), "periodic", cfg, env={}, live=True,
+                           patterns=patterns.load_all(env={})["claude"])
+    assert second["round"] == 2 and second["log_offset"] == log.stat().st_size
+    assert second["context"]["original_request"] == "write a lexer for the config language"  # carried by round 1
+    assert second["context"]["current_task"] == "now add error recovery to the parser"
+    assert read[0] > len(early) and read[-1] < contexts.OVERLAP + 500  # what came since, and the overlap

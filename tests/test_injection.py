@@ -250,3 +250,24 @@ def test_resume_summarizes_first_when_the_session_went_on_after_its_last_context
     assert [c["trigger"] for c in rounds] == ["compaction_started", "resume"]
     [got] = ours(log)
     assert got == rounds[-1]["prompt"].strip() and "now write the tests for the lexer" in got
+
+
+def test_one_compaction_costs_one_summary_even_while_it_is_being_made(toy):
+    """The context begun at a compaction's start is still being made (a slow model) when the
+    compaction finishes: that context covers it; no second model call."""
+    with FakeAnthropic() as api:
+        api.add({"tool_use": {"name": "record_session_context", "input": {
+            "original_request": "hello there", "current_task": "saying hello", "completed_steps": [],
+            "pending_steps": [], "key_decisions": [], "relevant_files": [], "errors_and_resolutions": []}},
+            "delay": 3.0},
+            match=lambda r: (r.body.get("tool_choice") or {}).get("name") == "record_session_context", times=None)
+        screen, log = toy("--paste", extra_env={"SUPERVISE_SUMMARY_BASE_URL": api.url, "SUPERVISE_SUMMARY_API_KEY": "test-key"})
+        compact(screen)  # "Conversation compacted" 1 s after the start: the summary takes 3 s
+        screen.wait(r"reply to: \[supervise\]", 20)
+        s = quit_toy(screen)
+        rounds = wait_for(lambda: (lambda r: r if len(r) >= 2 else None)(Store.open_default().contexts(s["id"])), 20)
+        summaries = [r for r in api.messages() if (r.body.get("tool_choice") or {}).get("name") == "record_session_context"]
+    assert [r["trigger"] for r in rounds] == ["compaction_started", "session_end"]
+    assert len(summaries) == 2
+    [inj] = injections(s)
+    assert inj["round"] == 1 and inj["confirmed"] is True

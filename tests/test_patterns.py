@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import run_cli
 from supervisor import patterns
 from supervisor.errors import SuperviseError
 from supervisor.patterncheck import check, log_lines
@@ -196,3 +196,32 @@ def test_pattern_files_reload_when_edited_without_restarting(tmp_path):
     wait_for(lambda: seen() == ["GOT first marker", "GOT second marker", "GOT second marker still detected"])
     c.sendeof()
     c.expect(pexpect.EOF)
+
+
+def test_the_shipped_pattern_files_come_with_the_installed_package():
+    """`pip install .`, a wheel, pipx: the pattern files are package data (scripts/test runs
+    this suite against a wheel in a fresh environment)."""
+    where = patterns.builtin_dir()
+    assert {p.stem for p in where.glob("*.toml")} >= {"claude", "codex", "gemini", "opencode", "aider", "supervise-agent"}
+    listed = run_cli("patterns", "list", cwd="/", check=True).stdout
+    assert f"shipped: {where}" in listed and "claude (Claude Code)" in listed
+
+
+def test_a_known_agent_without_patterns_is_said_at_start(tmp_path, monkeypatch):
+    """An install that lost its pattern files would otherwise detect nothing, silently."""
+    import io
+
+    from supervisor import session
+
+    empty = tmp_path / "no-patterns"
+    empty.mkdir()
+    monkeypatch.setattr(patterns, "builtin_dir", lambda: empty)
+    claude = tmp_path / "claude"
+    claude.write_text("#!/bin/sh\nexit 0\n")
+    claude.chmod(0o755)
+    err = io.StringIO()
+    code = session.run(session.RunOptions([str(claude)], cwd=str(tmp_path)), env={**os.environ, "SUPERVISE_CONFIG": str(tmp_path / "cfg")},
+                       stdin_fd=None, stdout_fd=None, stderr=err)
+    assert code == 0
+    first = err.getvalue().splitlines()[0]
+    assert first.startswith("supervise: no pattern set for claude (Claude Code): its compactions will not be detected")
