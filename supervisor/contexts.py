@@ -7,6 +7,7 @@ ends, periodically, and at the end of a session.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -95,6 +96,7 @@ def make(
     a round costs the same however long the session has run. `live`: made by the recorder of
     a running session (its log is current; `screen` is what is on screen now)."""
     env = os.environ if env is None else env
+    began = time.monotonic()
     previous_row = store.latest_context(session["id"])
     # A resumed session's first context carries on from the one it resumed.
     chained = previous_row or (store.latest_context(session["parent_id"]) if session.get("parent_id") else None)
@@ -130,6 +132,7 @@ def make(
         prompt=ctx.render(result.context, round_no, template),
         log_offset=log_end,
         transcript_offset=transcript_end,
+        duration_ms=round((time.monotonic() - began) * 1000),
     )
 
 

@@ -467,6 +467,8 @@ class ContextKeeper(threading.Thread):
         return any(t is not None and now - t <= self.FRESH for t in (self._last_made, self._asked))
 
     def run(self) -> None:
+        from . import contexts  # noqa: F401  (the SDK's import, ~1 s, not in the first round's time)
+
         started = time.monotonic()
         while True:
             try:

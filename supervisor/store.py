@@ -108,9 +108,11 @@ def m004_session_options(db: sqlite_utils.Database) -> None:
 @migrations()
 def m005_context_offsets(db: sqlite_utils.Database) -> None:
     # How far into the text log and the transcript (bytes) a round has read: the next round
-    # digests only what came since, chained with this one (a round costs the same at hour 5).
+    # digests only what came since, chained with this one (a round costs the same at hour 5);
+    # and how long the round took to make.
     db["contexts"].add_column("log_offset", int)
     db["contexts"].add_column("transcript_offset", int)
+    db["contexts"].add_column("duration_ms", int)
 
 
 def _apply_migrations(db: sqlite_utils.Database) -> None:

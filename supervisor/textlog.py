@@ -120,6 +120,10 @@ class TextLog:
         if not updates:
             return
         visible = None
+        # A line that only moved (a TUI redrawing its view one row lower) has been up since it
+        # first appeared: keeping that time lets it be logged when it is cleared a moment
+        # later (Codex quitting moves its last screen down a row, then clears it 3 ms after).
+        shown_since = {r.text: r.since for r in self.rows if r.text.strip()}
         for i, new in updates:
             old = self.rows[i]
             if old.text.strip() and t - old.since >= self.settle and not is_update(old.text, new):
@@ -130,7 +134,11 @@ class TextLog:
                     self._remember(old.text)
             # A line updating itself (spinner, counter, typing) has been up since its first
             # version: when something else finally replaces it, its last version is logged.
-            self.rows[i] = Row(new, old.since if old.text.strip() and is_update(old.text, new) else t)
+            if old.text.strip() and is_update(old.text, new):
+                since = old.since
+            else:
+                since = shown_since.get(new, t)
+            self.rows[i] = Row(new, since)
             if new.strip():
                 frame.appeared.append((i, new))
 

@@ -131,3 +131,15 @@ def test_lines_that_scroll_past_within_one_chunk_still_count_as_appeared():
 def test_a_long_line_still_on_screen_at_the_end_is_logged_whole():
     long = "ANTHROPIC_API_KEY=" + "x" * 90
     assert render([(0.0, long + "\r\nnext\r\n")], cols=40, rows=8) == [long, "next"]
+
+
+@pytest.mark.parametrize("emulator", EMULATORS)
+def test_a_view_moved_down_a_row_and_cleared_at_once_is_still_logged(emulator):
+    """Codex quitting: its last frame draws the view one row lower, and 3 ms later the
+    screen is cleared. A line that only moved has been up since it first appeared."""
+    alt = "\x1b[?1049h"
+    rows = ["› hello there", "• Fake reply", "› second message", "• Another reply"]
+    view = "\x1b[H" + "\r\n".join(rows)
+    moved = "\x1b[H\x1b[2K\r\n" + "\r\n".join("\x1b[2K" + row for row in rows)
+    lines = render([(0.0, alt + view), (2.0, moved), (2.003, "\x1b[2J\x1b[?1049l")], emulator=emulator)
+    assert [l for l in lines if l.strip()][:4] == rows

@@ -10,6 +10,8 @@ to tests/fakeapi.py (ANTHROPIC_API_BASE=http://127.0.0.1:PORT). litellm's model 
 pre-seeded into ~/.aider/caches from litellm's bundled copy and LITELLM_LOCAL_MODEL_COST_MAP=True,
 so nothing is fetched. prompt_toolkit's cursor-position requests (ESC[6n) are answered from the
 emulated screen, as a terminal would (so the recordings' "i" events hold ESC[row;colR replies).
+supervise runs with `--inject off`: it would otherwise type its session context into Aider after
+the summaries it sees.
 
 The fake's replies are keyed on a marker in the user's message: KWLONG (~1k tokens of text),
 KWNEWFILE (a SEARCH/REPLACE block creating hello.py), KWEDIT (long text and an edit of hello.py),
@@ -33,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Screen, install_pip, main, newest_pypi, recording, wanted  # noqa: E402
+from common import Screen, install_pip, main, newest_pypi, recording, supervise_argv, wanted  # noqa: E402
 
 import fakeapi  # noqa: E402  (tests/ is on sys.path via common)
 from fakeapi import FakeAnthropic, Request  # noqa: E402
@@ -47,6 +49,7 @@ ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-
 SUMMARIZE = "summarize this partial conversation"
 FILLER = "this is deliberately verbose filler text to grow the chat history quickly."
 MULTILINE = ["first line of a pasted message", "second line: please read all three", "third line ends it"]
+MULTI_MODE = ["in multiline mode Enter starts a new line", "and Alt-Enter sends the message"]
 ALT_ENTER = ["typed first line, then Alt-Enter", "typed second line, then Enter sends both"]
 LONG_LINE = (
     "this is one long message typed on a single line, long enough to wrap on a screen of one hundred "
@@ -138,7 +141,9 @@ class Terminal(Screen):
         return ANSI.sub("", "".join(self.raw[since:]))
 
     def cursor_line(self) -> str:
-        return self.vt.text()[self.vt.cursor.row][: self.vt.cursor.col]
+        """The row the cursor is on, up to the cursor (vt.text() holds the scrollback too)."""
+        lines, c = self.vt.text(), self.vt.cursor
+        return lines[len(lines) - self.vt.size[1] + c.row][: c.col]
 
 
 def settle(screen: Terminal, seconds: float) -> None:
@@ -160,12 +165,15 @@ def until(screen: Terminal, check, what: str, timeout: float = 40.0) -> None:
 
 def waiting(screen: Terminal, rx: re.Pattern, what: str, timeout: float = 40.0) -> None:
     """Wait until the cursor sits right after a line matching rx, and nothing moves for 0.8 s."""
+    deadline = time.monotonic() + timeout
     while True:
-        until(screen, lambda: rx.search(screen.cursor_line()) is not None, what, timeout)
+        until(screen, lambda: rx.search(screen.cursor_line()) is not None, what, max(1.0, deadline - time.monotonic()))
         mark = len(screen.raw)
         settle(screen, 0.8)
         if len(screen.raw) == mark and rx.search(screen.cursor_line()):
             return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} never stayed put; the screen shows:\n{screen.text()[-3000:]}")
 
 
 def idle(screen: Terminal, timeout: float = 40.0) -> None:
@@ -258,7 +266,16 @@ def multiline(screen: Terminal) -> None:
     send(screen, "inside a brace block, line one")
     send(screen, "inside a brace block, line two")
     send(screen, "}", "Reply to: inside a brace block, line one")
-    quit_aider(screen)
+    # /multiline-mode: Enter inserts a newline, Alt-Enter sends; the prompt is "multi> "
+    send(screen, "/multiline-mode", "Multiline mode: Enabled")
+    screen.type(MULTI_MODE[0])
+    settle(screen, 0.4)
+    screen.type(MULTI_MODE[1], enter=False)
+    mark = len(screen.raw)
+    screen.child.send("\x1b\r")
+    until(screen, lambda: "Reply to: " + MULTI_MODE[0] in screen.output(mark), "the reply", 40)
+    idle(screen)
+    quit_aider(screen, alt_enter=True)
 
 
 def long_line(screen: Terminal) -> None:
@@ -315,6 +332,10 @@ def prepare(base: Path, exe: Path, url: str) -> tuple[dict, Path]:
 
 def record(version: str, out: Path) -> None:
     exe = install_pip(PACKAGE, version, "aider")
+    # supervise would type its session context into Aider after each summary it sees: the
+    # recordings are of Aider alone
+    if "--inject" not in supervise_argv():
+        os.environ["SUPERVISE"] = " ".join([*supervise_argv(), "--inject", "off"])
     for name, (flags, drive) in SCENARIOS.items():
         if not wanted(name):
             continue

@@ -8,6 +8,9 @@ CODEX_HOME, XDG folders and TMPDIR (all under one temporary folder, removed afte
 tests/fake_responses.py on 127.0.0.1 through a `model_provider` in CODEX_HOME/config.toml.
 The fake's replies are keyed on markers in the typed text (BIGUSAGE, HUGEUSAGE, OVERFLOW,
 RUNCMD; see that module). Codex is quit with Ctrl-C (twice if the first only arms it).
+supervise runs with `--inject off` (it would type its session context after a compaction).
+Codex (0.169.0) starts a background app server from a copy under CODEX_HOME that outlives
+the TUI: it is ended (by the private folder in its environment) before the folder is removed.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
+from common import install_npm, main, newest_npm, recording, supervise_argv, wanted  # noqa: E402
 
 from fake_responses import FakeResponses  # noqa: E402  (tests/ is on sys.path via common)
 
@@ -85,7 +88,8 @@ class PrimaryScreen:
 
 
 def replies(screen) -> int:
-    return len(re.findall(r"Fake reply #\d+", screen.text()))
+    """The number of the latest "Fake reply #N" on screen (it only grows; older ones scroll away)."""
+    return max((int(n) for n in re.findall(r"Fake reply #(\d+)", screen.text())), default=0)
 
 
 def settle(screen, seconds: float) -> None:
@@ -106,6 +110,16 @@ def idle(screen, timeout: float = 40.0) -> None:
             if re.search(IDLE, text) and BUSY not in text:
                 return
     raise AssertionError(f"Codex never became idle; the screen shows:\n{screen.text()[-3000:]}")
+
+
+def ready(screen, timeout: float = 60.0) -> None:
+    """Wait until Codex has started its session: it announces "idle" in an OSC 7501 sequence
+    once it can take a message (the input box is drawn earlier; an Enter before this is lost)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not any("7501;state=idle" in chunk for chunk in screen.raw):
+        screen.pump(0.2)
+    idle(screen, timeout)
+    settle(screen, 1.0)
 
 
 def turn(screen, text: str, until: str | None = None, timeout: float = 40.0) -> None:
@@ -132,18 +146,24 @@ def quit_codex(screen) -> None:
 
 def record(version: str, out: Path) -> None:
     exe = install_npm(PACKAGE, version, "codex")
+    # its app server keeps a folder in /tmp (not TMPDIR) for its socket: remove it after if it is ours
+    daemon_dir = Path(f"/tmp/codex-daemon-{os.getuid()}")
+    daemon_dir_was_there = daemon_dir.exists()
+    # supervise would type its session context into Codex after a compaction: not in a fixture
+    if "--inject" not in os.environ.get("SUPERVISE", ""):
+        os.environ["SUPERVISE"] = " ".join([*supervise_argv(), "--inject", "off"])
     with FakeResponses(compact_delay=5.0) as api:
         port = int(api.url.rsplit(":", 1)[1])
 
         def run(name: str, status_line: list[str] | None, drive) -> None:
             if not wanted(name):
                 return
-            base = Path(tempfile.mkdtemp(prefix=f"codex-{name}-"))
+            base = Path(tempfile.mkdtemp(prefix="codex-rec-"))
             home, codex_home, work, tmp = base / "home", base / "codexhome", base / "work", base / "tmp"
             for d in (home, codex_home, work, tmp, base / "xdg-config", base / "xdg-data", base / "xdg-cache", base / "xdg-state"):
                 d.mkdir(parents=True)
             (codex_home / "config.toml").write_text(config(port, work, status_line))
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEX_"))}
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEX_", "ANTHROPIC_", "SUPERVISE_SUMMARY_"))}
             env.update(
                 HOME=str(home),
                 CODEX_HOME=str(codex_home),
@@ -162,7 +182,7 @@ def record(version: str, out: Path) -> None:
             try:
                 with recording(name, [str(exe)], env, work, out) as screen:
                     screen.vt = PrimaryScreen(screen.vt)
-                    idle(screen, 60)
+                    ready(screen)
                     drive(screen)
                     quit_codex(screen)
             finally:
@@ -231,6 +251,8 @@ def record(version: str, out: Path) -> None:
         run("idle-startup", None, idle_startup)
         run("multiline", None, multiline)
         run("long-line", None, long_line)
+    if not daemon_dir_was_there:
+        shutil.rmtree(daemon_dir, ignore_errors=True)
 
 
 def stop_leftovers(base: Path) -> None:

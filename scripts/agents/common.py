@@ -73,25 +73,28 @@ def supervise_argv() -> list[str]:
 
 @contextmanager
 def recording(name: str, argv: list[str], env: dict, cwd: Path, out: Path, cols: int = 120, rows: int = 40) -> Iterator[Screen]:
-    """Run `argv` under supervise (private SUPERVISE_HOME) as a Screen; on exit, copy the
+    """Run `argv` under supervise (private SUPERVISE_HOME, keystrokes recorded, nothing typed
+    by supervise itself: a fixture shows the agent as it is) as a Screen; on exit, copy the
     session's recording to OUT/NAME.cast.gz."""
     sv = Path(tempfile.mkdtemp(prefix="sv-"))
-    env = {**env, "SUPERVISE_HOME": str(sv)}
-    screen = Screen(["--name", name, "--record-input", "--", *argv], env, cwd, cols=cols, rows=rows, supervise=supervise_argv())
     try:
-        yield screen
+        env = {**env, "SUPERVISE_HOME": str(sv)}
+        screen = Screen(["--name", name, "--record-input", "--inject", "off", "--", *argv], env, cwd, cols=cols, rows=rows, supervise=supervise_argv())
+        try:
+            yield screen
+        finally:
+            screen.close()
+            time.sleep(0.5)
+        casts = sorted(sv.glob("sessions/*/session.cast"), key=lambda p: p.stat().st_mtime)
+        if not casts:
+            raise RuntimeError(f"{name}: supervise recorded nothing")
+        out.mkdir(parents=True, exist_ok=True)
+        target = out / f"{name}.cast.gz"
+        with open(casts[-1], "rb") as src, gzip.open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        print(f"recorded {target} ({target.stat().st_size} bytes)", flush=True)
     finally:
-        screen.close()
-        time.sleep(0.5)
-    casts = sorted(sv.glob("sessions/*/session.cast"), key=lambda p: p.stat().st_mtime)
-    if not casts:
-        raise RuntimeError(f"{name}: supervise recorded nothing (see {sv})")
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{name}.cast.gz"
-    with open(casts[-1], "rb") as src, gzip.open(target, "wb") as dst:
-        shutil.copyfileobj(src, dst)
-    shutil.rmtree(sv, ignore_errors=True)
-    print(f"recorded {target.relative_to(ROOT)} ({target.stat().st_size} bytes)", flush=True)
+        shutil.rmtree(sv, ignore_errors=True)
 
 
 def main(record: Callable[[str, Path], None], newest: Callable[[], str], agent: str) -> None:
@@ -101,8 +104,12 @@ def main(record: Callable[[str, Path], None], newest: Callable[[], str], agent: 
     ap = argparse.ArgumentParser(description=f"Record {agent} fixtures with the real program.")
     ap.add_argument("--version", help="the release to record (default: the newest)")
     ap.add_argument("--out", type=Path, help="where the recordings go (default: tests/fixtures/AGENT/VERSION)")
+    ap.add_argument("--newest", action="store_true", help="print the newest release and exit")
     ap.add_argument("scenarios", nargs="*", help="only these")
     args = ap.parse_args()
+    if args.newest:
+        print(newest())
+        return
     version = args.version or newest()
     out = args.out or FIXTURES / agent / version
     os.environ["RECORD_ONLY"] = json.dumps(args.scenarios)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
+from common import install_npm, main, newest_npm, recording, supervise_argv, wanted  # noqa: E402
 from fake_gemini import FakeGemini  # noqa: E402  (tests/ is on sys.path via common)
 
 PACKAGE = "@google/gemini-cli"
@@ -114,8 +114,17 @@ def quit_(screen) -> None:
     screen.pump(1.0)
 
 
+def no_injection() -> None:
+    """Record the agent alone: supervise must not type its context back in after a
+    compaction (`run --inject off`); common.recording takes the command from $SUPERVISE."""
+    argv = supervise_argv()
+    if "--inject" not in argv:
+        os.environ["SUPERVISE"] = " ".join([*argv, *([] if "run" in argv else ["run"]), "--inject", "off"])
+
+
 def record(version: str, out: Path) -> None:
     exe = install_npm(PACKAGE, version, "gemini")
+    no_injection()
     root = Path(tempfile.mkdtemp(prefix="rec-gemini-"))
     try:
         with FakeGemini(tool_dir=str(root)) as api:
@@ -169,18 +178,22 @@ def record(version: str, out: Path) -> None:
 
             if wanted("overflow-context"):
                 # The footer's context column on, no automatic compression: 0% -> 57% -> 100%
-                # used, then a message too long for the 6 tokens left; Ctrl+U clears the input
-                # it puts back, /compress, one more turn.
+                # used, then a message too long for the 6 tokens left (not sent); Ctrl+U clears
+                # the input it puts back, /compress, one more turn.
                 with start("overflow-context", settings(footer_pct=True, threshold=1.0)) as s:
                     idle(s, 60, settle=2.0)
                     send(s, "hello one", wait=r"Fake reply to: hello one")
                     send(s, "BIGTOKENS please", wait=r"Fake reply to: BIGTOKENS please")
                     send(s, "FULLCTX fill it", wait=r"Fake reply to: FULLCTX fill it")
-                    s.pump(2.0)
-                    send(s, "overflow test: this message is long enough to exceed the remaining context budget",
-                         wait=r"might exceed the context window limit")
-                    s.child.send("\x15")  # Ctrl+U: the message is back in the input
+                    # the footer shows the previous request's count: one more short turn for "100% used"
+                    send(s, "FULLCTX ok", wait=r"Fake reply to: FULLCTX ok")
+                    s.wait(r"100% used", 10)
                     s.pump(1.0)
+                    s.type("overflow test: this message is long enough to exceed the remaining context budget")
+                    s.wait(r"might exceed the context window limit", 60)
+                    s.pump(1.5)
+                    s.child.send("\x15")  # Ctrl+U: the message is back in the input
+                    idle(s)
                     send(s, "/compress", wait=r"Chat history compressed from 1048570")
                     send(s, "after compress", wait=r"Fake reply to: after compress")
                     quit_(s)

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Move to the agents' newest releases: one command, then a look at what changed.
+
+    scripts/bump_agents.py                 # every agent with a newer release
+    scripts/bump_agents.py codex gemini    # only these
+    scripts/bump_agents.py --check         # only say which agents have a newer release
+
+For each agent whose newest release (npm / PyPI) is newer than its newest recorded version
+under tests/fixtures/AGENT/: record every scenario with the real program
+(scripts/agents/AGENT.py, into tests/fixtures/AGENT/NEW/), replay the recordings through the
+shipped patterns, and print, fixture by fixture, what is detected now against what the
+previous release's expected.json says. A draft expected.json is written for the new
+release (review it: a difference is either a pattern to fix in patterns/AGENT.toml or a
+real change of the program), and for Claude Code the test pin in tests/agents/package.json
+moves too. Old releases' recordings stay: the patterns must keep matching them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import fixtureset  # noqa: E402
+from supervisor import patterns  # noqa: E402
+from supervisor.patterncheck import check, log_lines  # noqa: E402
+from supervisor.userturns import user_turns  # noqa: E402
+
+AGENTS = ("claude", "codex", "gemini", "opencode", "aider")
+NOT_IDLE = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow", "permission_prompt"}
+
+
+def version_key(v: str) -> tuple:
+    return tuple(int(x) if x.isdigit() else x for x in v.replace("-", ".").split("."))
+
+
+def recorded(agent: str) -> list[str]:
+    folder = fixtureset.FIXTURES / agent
+    return sorted((p.name for p in folder.iterdir() if (p / "expected.json").exists()), key=version_key) if folder.is_dir() else []
+
+
+def recorder(agent: str, *args: str, capture: bool = False) -> str:
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "agents" / f"{agent}.py"), *args],
+                          capture_output=capture, text=True, check=True)
+    return proc.stdout.strip() if capture else ""
+
+
+def observed(path: Path, agent: str) -> dict:
+    shipped = patterns.load_all(env={})[agent]
+    found = list(check(path, shipped)[1])
+    return {
+        "events": [[d.kind, d.pattern] for d in found if d.kind in NOT_IDLE],
+        "idle_prompts": sum(1 for d in found if d.kind == "idle_prompt"),
+        "user_turns": user_turns(log_lines(path), shipped),
+    }
+
+
+def compare(agent: str, old: str | None, new: str) -> dict:
+    """Print what the new recordings show against the previous release's expectations;
+    returns the draft expectations."""
+    before = {}
+    if old:
+        before = json.loads((fixtureset.FIXTURES / agent / old / "expected.json").read_text())["fixtures"]
+    draft = {}
+    for path in sorted((fixtureset.FIXTURES / agent / new).glob("*.cast*")):
+        now = observed(path, agent)
+        stem = path.name.split(".cast")[0]
+        was = next((v for k, v in before.items() if k.split(".cast")[0] == stem), None)
+        entry = {"events": now["events"], "user_turns": now["user_turns"]}
+        if was and "idle_turns" in was:
+            entry["idle_turns"] = was["idle_turns"]
+        draft[path.name] = entry
+        if was is None:
+            print(f"  {path.name}: new scenario: {len(now['events'])} events, {len(now['user_turns'])} user messages")
+        elif was["events"] == now["events"] and was.get("user_turns", now["user_turns"]) == now["user_turns"]:
+            print(f"  {path.name}: same as {old}")
+        else:
+            print(f"  {path.name}: CHANGED since {old}")
+            print(f"    events then: {was['events']}\n    events now:  {now['events']}")
+            if was.get("user_turns") != now["user_turns"]:
+                print(f"    user messages then: {was.get('user_turns')}\n    user messages now:  {now['user_turns']}")
+        if "idle_turns" in entry and now["idle_prompts"] < entry["idle_turns"] + 1:
+            print(f"    idle prompt seen {now['idle_prompts']} times for {entry['idle_turns']} turns: check the idle pattern")
+    return draft
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("agents", nargs="*", choices=[[], *AGENTS] and AGENTS, metavar="AGENT")
+    ap.add_argument("--check", action="store_true", help="only say which agents have a newer release")
+    args = ap.parse_args()
+    for agent in args.agents or AGENTS:
+        versions = recorded(agent)
+        old = versions[-1] if versions else None
+        newest = recorder(agent, "--newest", capture=True)
+        if old and version_key(newest) <= version_key(old):
+            print(f"{agent}: {old} is the newest release")
+            continue
+        print(f"{agent}: {old} -> {newest}")
+        if args.check:
+            continue
+        recorder(agent, "--version", newest)
+        draft = compare(agent, old, newest)
+        fixtureset.write(fixtureset.FIXTURES / agent / newest, agent, newest, draft)
+        print(f"  wrote tests/fixtures/{agent}/{newest}/expected.json: review it, fix patterns/{agent}.toml "
+              f"(add {newest} to seen_on of what still matches), then run scripts/test")
+        if agent == "claude":
+            subprocess.run(["npm", "install", "--prefix", str(ROOT / "tests" / "agents"), "--save-exact", "--package-lock-only",
+                            "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{newest}"], check=True)
+            print(f"  tests/agents/package.json now pins Claude Code {newest} for the end-to-end tests")
+
+
+if __name__ == "__main__":
+    main()
