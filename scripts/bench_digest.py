@@ -6,14 +6,21 @@ planted facts it kept, and the model input and cost of one summary with the defa
 (the digest plus the system prompt and tool schema; 1,000 output tokens assumed). Targets:
 100 MB in < 3 s, within budget, recall >= 95%, cost < $0.01.
 
-Usage: scripts/bench_digest.py [--sizes 1,10,100] [--budget 24000]
+Then a growing session: ROUNDS x 5 MB of log appended, a context round (heuristic, as
+the recorder makes it) after each; each round's time against the log's length, beside a
+digest of the whole log so far (what a round cost before rounds read only what was new).
+Target: flat.
+
+Usage: scripts/bench_digest.py [--sizes 1,10,100] [--budget 24000] [--rounds 12]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,8 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import sessiongen  # noqa: E402
-from supervisor import context, digest, summarizer  # noqa: E402
+from supervisor import context, contexts, digest, summarizer  # noqa: E402
 from supervisor.pricing import cost_usd  # noqa: E402
+from supervisor.store import Store  # noqa: E402
 
 OUTPUT_TOKENS = 1000
 
@@ -31,6 +39,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1,10,100", help="MB, comma-separated")
     ap.add_argument("--budget", type=int, default=digest.DEFAULT_BUDGET)
+    ap.add_argument("--rounds", type=int, default=12)
     args = ap.parse_args()
     overhead = digest.estimate_tokens(summarizer.SYSTEM + json.dumps(context.TOOL))
     model = summarizer.DEFAULT_MODEL
@@ -47,6 +56,30 @@ def main() -> None:
         print(f"{mb:>5g}MB {elapsed:>6.2f}s {d.tokens:>6}/{args.budget:<7} {kept / len(planted):>6.0%} {tokens_in:>7} ${cost:.4f}")
     full = cost_usd(model, args.budget + overhead, OUTPUT_TOKENS)
     print(f"worst case (a digest filling the whole budget): ${full:.4f} per summary")
+    growing(args.rounds, args.budget)
+
+
+def growing(rounds: int, budget: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "s.db")
+        log = Path(tmp) / "session.log"
+        s = store.create_session(name=None, command="claude", argv=["claude"], agent="claude", cwd=tmp, pid=os.getpid(), parent_id=None, options={})
+        store.update_session(s["id"], log_path=str(log), cast_path=str(Path(tmp) / "none.cast"))
+        cfg = summarizer.Config(api_key=None, budget=budget)
+        print(f"\ngrowing session, a round after each 5 MB:\n{'log':>7} {'round':>7} {'whole-log digest':>17}")
+        for n in range(1, rounds + 1):
+            text, _ = sessiongen.generate(5_000_000, seed=n)
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+            start = time.perf_counter()
+            contexts.make(store, store.get_session(s["id"]), "periodic", cfg, env={}, live=True)
+            took = time.perf_counter() - start
+            whole = ""
+            if n in (1, rounds // 2, rounds):
+                start = time.perf_counter()
+                digest.build(log.read_text(encoding="utf-8"), budget)
+                whole = f"{time.perf_counter() - start:.2f}s"
+            print(f"{log.stat().st_size / 1e6:>5.0f}MB {took:>6.2f}s {whole:>17}", flush=True)
 
 
 if __name__ == "__main__":

@@ -467,8 +467,12 @@ class ContextKeeper(threading.Thread):
         return any(t is not None and now - t <= self.FRESH for t in (self._last_made, self._asked))
 
     def run(self) -> None:
-        from . import contexts  # noqa: F401  (the SDK's import, ~1 s, not in the first round's time)
+        # Imported now, in the background: the first round is often a compaction's, which
+        # Claude Code's hook waits for (the SDK's import took ~1 s of a 2.9 s first round).
+        from . import contexts  # noqa: F401
 
+        if self.cfg.api_key or self.cfg.auth_token:
+            import anthropic  # noqa: F401
         started = time.monotonic()
         while True:
             try:

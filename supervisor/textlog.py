@@ -29,10 +29,19 @@ _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 
 
+# What is left of an input line once its text is gone: a prompt glyph.
+_PROMPT_ONLY = re.compile(r"^\s*[❯›>$%#]?\s*$")
+
+
 def is_update(old: str, new: str) -> bool:
-    """Is `new` the same line as `old`, a moment later?"""
+    """Is `new` the same line as `old`, a moment later? (A line cut back to its bare prompt
+    is not: Claude Code redraws a sent message's row as its empty input box `❯`.)"""
     old, new = old.rstrip(), new.rstrip()
-    return shape(old) == shape(new) or (bool(new) and (new.startswith(old) or old.startswith(new)))
+    if shape(old) == shape(new):
+        return True
+    if _PROMPT_ONLY.match(new) or _PROMPT_ONLY.match(old):
+        return False
+    return bool(new) and (new.startswith(old) or old.startswith(new))
 
 
 def shape(text: str) -> str:

@@ -154,11 +154,16 @@ def compaction(record: Record) -> dict | None:
     return detail
 
 
+# Claude Code 2.1.330 stores a pasted text inside these tags (also what the model is sent).
+_PASTED = re.compile(r'\n*<pasted_content id="[^"]*">\n?(.*?)\n?</pasted_content id="[^"]*">\n*', re.DOTALL)
+
+
 def user_text(record: Record) -> str:
-    """The text of a `user` record (a typed prompt), or "" for tool results and the like."""
+    """The text of a `user` record (a typed prompt), or "" for tool results and the like;
+    pasted parts as they were pasted."""
     content = (record.get("message") or {}).get("content")
-    if isinstance(content, str):
-        return content
     if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
+        content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    if not isinstance(content, str):
+        return ""
+    return _PASTED.sub(lambda m: "\n" + m.group(1) + "\n", content).strip("\n") if "<pasted_content" in content else content

@@ -65,7 +65,10 @@ class Screen:
             pass
 
     def text(self) -> str:
-        return "\n".join(line.rstrip() for line in self.vt.text())
+        """The main screen's lines (with what scrolled off), then the screen as shown: the
+        alternate one while a program draws there (Claude Code 2.1.330's fullscreen UI)."""
+        main = "\n".join(line.rstrip() for line in self.vt.text())
+        return main + "\n" + "\n".join(line.text.rstrip() for line in self.vt.view())
 
     def wait(self, pattern: str, timeout: float = 30.0) -> re.Match:
         deadline = time.monotonic() + timeout

@@ -13,6 +13,15 @@ from fakeapi import FakeAnthropic, default_reply
 
 IDLE = r"\? for shortcuts"
 HEAD = "[supervise] You are continuing earlier work"
+
+
+def typed_ours(request):
+    """Our context typed as the user's turn (2.1.330 sends a long paste inside
+    <pasted_content> tags), not handed over by the hook."""
+    if is_summary_request(request):  # supervise's own summary reads the session, our context included
+        return False
+    text = request.last_user_text()
+    return text.startswith(HEAD) or ("<pasted_content" in text and HEAD in text)
 TASK = "answering numbered turns for the fake cheap model"  # only the fake summary says this
 SUMMARY = {"tool_use": {"name": "record_session_context", "input": {
     "original_request": "turn 1: please say hello", "current_task": TASK,
@@ -89,10 +98,14 @@ def kinds(s, wanted=COMPACTION_KINDS):
 def assert_one_compaction(s, trigger):
     compaction = kinds(s)
     assert [e["kind"] for e in compaction] == ["compaction_started", "compaction_finished"], compaction
-    finished = compaction[1]["detail"]
-    assert {"regex", "transcript"} <= set(finished["sources"]) <= {"regex", "transcript", "hook"}
+    started, finished = compaction[0]["detail"], compaction[1]["detail"]
+    assert started["sources"] == ["regex"] and "claude/compacting-spinner" in started["patterns"]
+    # Its end: the transcript always; the screen where it says so (2.1.330's fullscreen UI
+    # prints "⎿ Compacted" after /compact and nothing after an automatic compaction).
+    assert "transcript" in finished["sources"] and set(finished["sources"]) <= {"regex", "transcript", "hook"}
     assert finished["trigger"] == trigger and finished["pre_tokens"] > 0
-    assert "claude/conversation-compacted" in finished["patterns"]
+    if "regex" in finished["sources"]:
+        assert {"claude/conversation-compacted", "claude/compacted-result"} & set(finished["patterns"])
     assert s["agent"] == "claude" and s["agent_session_id"]
     # the same moments are marked in the recording
     cast = Path(s["cast_path"]).read_text()
@@ -161,7 +174,7 @@ def test_manual_compact_is_one_compaction_and_the_hook_gives_the_context_once(cl
     [given] = injections(s)
     assert given["channel"] == "hook" and given["source"] == "compact" and given["reason"] == "compaction"
     assert given["round"] == first["round"] and given["context_session"] == s["id"]
-    assert not [r for r in api.messages() if r.last_user_text().startswith(HEAD)]  # nothing was typed
+    assert not [r for r in api.messages() if typed_ours(r)]  # nothing was typed
 
 
 def test_plain_conversation_fires_no_compaction_event(claude):
@@ -222,11 +235,11 @@ def test_typed_injection_is_one_pasted_user_turn(start_claude):
     screen.type("/compact")
     screen.wait("Compacted", 90)
     screen.wait(r"Reply to: .*", 60)
-    wait_for(lambda: [r for r in api.messages() if r.last_user_text().startswith(HEAD)], 30)
+    wait_for(lambda: [r for r in api.messages() if typed_ours(r)], 30)
     screen.wait(IDLE, 60)
     turns(screen, [3])
     s = finished_session(screen)
-    typed = [r for r in api.messages() if r.last_user_text().startswith(HEAD)]
+    typed = [r for r in api.messages() if typed_ours(r)]
     assert len(typed) == 1 and TASK in typed[0].last_user_text()
     assert_given_once(api, "turn 3")
     [given] = injections(s)
@@ -257,10 +270,10 @@ def test_a_pending_injection_waits_out_a_permission_dialog(start_claude):
     assert not injections(session(sid))
     screen.child.send("\x1b")  # the user cancels the command
     screen.wait("Interrupted", 30)
-    wait_for(lambda: [r for r in api.messages() if r.last_user_text().startswith(HEAD)], 30)
+    wait_for(lambda: [r for r in api.messages() if typed_ours(r)], 30)
     screen.wait(IDLE, 60)
     s = finished_session(screen)
-    assert len([r for r in api.messages() if r.last_user_text().startswith(HEAD)]) == 1
+    assert len([r for r in api.messages() if typed_ours(r)]) == 1
     [given] = injections(s)
     assert given["channel"] == "typed" and given["confirmed"] is True
 

@@ -10,8 +10,8 @@ to tests/fakeapi.py (ANTHROPIC_API_BASE=http://127.0.0.1:PORT). litellm's model 
 pre-seeded into ~/.aider/caches from litellm's bundled copy and LITELLM_LOCAL_MODEL_COST_MAP=True,
 so nothing is fetched. prompt_toolkit's cursor-position requests (ESC[6n) are answered from the
 emulated screen, as a terminal would (so the recordings' "i" events hold ESC[row;colR replies).
-supervise runs with `--inject off`: it would otherwise type its session context into Aider after
-the summaries it sees.
+supervise runs with `--inject off` (common.recording): it would otherwise type its session
+context into Aider after the summaries it sees.
 
 The fake's replies are keyed on a marker in the user's message: KWLONG (~1k tokens of text),
 KWNEWFILE (a SEARCH/REPLACE block creating hello.py), KWEDIT (long text and an edit of hello.py),
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Screen, install_pip, main, newest_pypi, recording, supervise_argv, wanted  # noqa: E402
+from common import Screen, install_pip, main, newest_pypi, recording, wanted  # noqa: E402
 
 import fakeapi  # noqa: E402  (tests/ is on sys.path via common)
 from fakeapi import FakeAnthropic, Request  # noqa: E402
@@ -332,10 +332,6 @@ def prepare(base: Path, exe: Path, url: str) -> tuple[dict, Path]:
 
 def record(version: str, out: Path) -> None:
     exe = install_pip(PACKAGE, version, "aider")
-    # supervise would type its session context into Aider after each summary it sees: the
-    # recordings are of Aider alone
-    if "--inject" not in supervise_argv():
-        os.environ["SUPERVISE"] = " ".join([*supervise_argv(), "--inject", "off"])
     for name, (flags, drive) in SCENARIOS.items():
         if not wanted(name):
             continue

@@ -10,8 +10,10 @@ private HOME (as tests/agentdriver.claude_env sets it up: onboarded, the project
 ANTHROPIC_BASE_URL at the fake), and types into it as a person would. Then check the
 patterns (`supervise patterns check NAME.cast.gz --agent claude`) and write expected.json.
 
-Since 2.1.2xx a fresh install draws on the alternate screen ("fullscreen" renderer); the
-`classic` scenario sets CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN=1 for the main-screen one.
+A fresh install of 2.1.330 draws on the alternate screen (the "fullscreen" renderer); the
+classic-* scenarios set CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN=1 for the main-screen one.
+context-low runs the release's default model (auto mode, a 1M window): with
+claude-sonnet-4-5 the context figure hides behind the model's retirement notice.
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
 
 from agentdriver import Screen, claude_env  # noqa: E402  (common puts tests/ on the path)
-from fakeapi import FakeAnthropic  # noqa: E402
+from fakeapi import FakeAnthropic, default_reply  # noqa: E402
 
 PACKAGE = "@anthropic-ai/claude-code"
 MODEL = "claude-sonnet-4-5"  # a 200k context, as the tests use
-IDLE = r"\? for shortcuts"  # the footer while it waits ("⏸ manual mode on · ? for shortcuts" in 2.1.330)
+# the footer while it waits: "? for shortcuts" (2.1.330: "⏸ manual mode on · ? for shortcuts"), or
+# in auto mode (the default with newer models) "⏵⏵ auto mode on (shift+tab to cycle)"
+IDLE = r"\? for shortcuts|auto mode on \(shift\+tab"
 PASTE = ["please check these three things:", "the build script runs on a clean checkout", "the tests pass twice in a row"]
 LONG = (
     "please read the release notes of the last three versions and tell me which changes could affect the way the "
@@ -129,9 +133,12 @@ def permission(screen, api):
 
 
 def context_low(screen, api):
+    """Run with the release's default model (a 1M window, auto mode): with claude-sonnet-4-5
+    the footer's context figure is hidden behind the model's retirement notice (2.1.330)."""
     turns(screen, 1)
-    api.add({"text": "Reply to: turn 2: a big one", "usage": {"input_tokens": 170000}}, match=lambda r: "turn 2" in r.last_user_text())
+    api.add({"text": "Reply to: turn 2: a big one", "usage": {"input_tokens": 950000}}, match=lambda r: "turn 2" in r.last_user_text())
     turn(screen, "turn 2: please say hello", "Reply to: turn 2: a big one")
+    wait(screen, r"until auto-compact|context used", 30)  # drawn a moment after the turn
     settle(screen, 1.0)
 
 
@@ -147,11 +154,19 @@ def long_line(screen, api):
     turns(screen, 1, start=3)
 
 
-def classic(screen, api):
-    """The main-screen renderer (CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN=1): turns, a paste, a long line."""
+def classic_turns(screen, api):
+    """The main-screen renderer: a turn, a paste, a long line."""
     turns(screen, 1)
     paste(screen, PASTE)
     turn(screen, LONG)
+
+
+def classic_compact(screen, api):
+    """The main-screen renderer: /compact, then an automatic compaction."""
+    manual_compact(screen, api)
+    api.add({"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"},
+            match=lambda r: r.last_user_text().startswith("turn 5") and not r.is_compaction)
+    turns(screen, 1, start=5)
 
 
 SCENARIOS = {
@@ -162,9 +177,12 @@ SCENARIOS = {
     "context-low": context_low,
     "multi-line": multi_line,
     "long-line": long_line,
-    "classic": classic,
+    "classic-turns": classic_turns,
+    "classic-compact": classic_compact,
 }
-EXTRA_ENV = {"classic": {"CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN": "1"}}
+CLASSIC = {"CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN": "1"}
+EXTRA_ENV = {"classic-turns": CLASSIC, "classic-compact": CLASSIC}
+DEFAULT_MODEL = {"context-low"}  # no --model: what a new user gets
 
 
 def record(version: str, out: Path) -> None:
@@ -179,6 +197,8 @@ def record(version: str, out: Path) -> None:
         project.mkdir()
         try:
             with FakeAnthropic() as api:
+                # a summary takes a moment, as a real one does: the spinner is drawn every time
+                api.add(lambda r: {**default_reply(r), "delay": 1.5}, match=lambda r: r.is_compaction, times=None)
                 env = claude_env(base / "home", project, api.url)
                 env.update(
                     TMPDIR=str(base / "tmp"),
@@ -189,7 +209,8 @@ def record(version: str, out: Path) -> None:
                     **EXTRA_ENV.get(name, {}),
                 )
                 (base / "tmp").mkdir()
-                with recording(name, [exe, "--model", MODEL], env, project, out) as screen:
+                argv = [exe] if name in DEFAULT_MODEL else [exe, "--model", MODEL]
+                with recording(name, argv, env, project, out) as screen:
                     wait(screen, IDLE, 90)
                     settle(screen, 1.0)
                     script(screen, api)

@@ -8,7 +8,7 @@ CODEX_HOME, XDG folders and TMPDIR (all under one temporary folder, removed afte
 tests/fake_responses.py on 127.0.0.1 through a `model_provider` in CODEX_HOME/config.toml.
 The fake's replies are keyed on markers in the typed text (BIGUSAGE, HUGEUSAGE, OVERFLOW,
 RUNCMD; see that module). Codex is quit with Ctrl-C (twice if the first only arms it).
-supervise runs with `--inject off` (it would type its session context after a compaction).
+supervise runs with `--inject off` (common.recording; it would type its session context after a compaction).
 Codex (0.169.0) starts a background app server from a copy under CODEX_HOME that outlives
 the TUI: it is ended (by the private folder in its environment) before the folder is removed.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import install_npm, main, newest_npm, recording, supervise_argv, wanted  # noqa: E402
+from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
 
 from fake_responses import FakeResponses  # noqa: E402  (tests/ is on sys.path via common)
 
@@ -149,9 +149,6 @@ def record(version: str, out: Path) -> None:
     # its app server keeps a folder in /tmp (not TMPDIR) for its socket: remove it after if it is ours
     daemon_dir = Path(f"/tmp/codex-daemon-{os.getuid()}")
     daemon_dir_was_there = daemon_dir.exists()
-    # supervise would type its session context into Codex after a compaction: not in a fixture
-    if "--inject" not in os.environ.get("SUPERVISE", ""):
-        os.environ["SUPERVISE"] = " ".join([*supervise_argv(), "--inject", "off"])
     with FakeResponses(compact_delay=5.0) as api:
         port = int(api.url.rsplit(":", 1)[1])
 

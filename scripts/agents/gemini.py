@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import install_npm, main, newest_npm, recording, supervise_argv, wanted  # noqa: E402
+from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
 from fake_gemini import FakeGemini  # noqa: E402  (tests/ is on sys.path via common)
 
 PACKAGE = "@google/gemini-cli"
@@ -114,17 +114,8 @@ def quit_(screen) -> None:
     screen.pump(1.0)
 
 
-def no_injection() -> None:
-    """Record the agent alone: supervise must not type its context back in after a
-    compaction (`run --inject off`); common.recording takes the command from $SUPERVISE."""
-    argv = supervise_argv()
-    if "--inject" not in argv:
-        os.environ["SUPERVISE"] = " ".join([*argv, *([] if "run" in argv else ["run"]), "--inject", "off"])
-
-
 def record(version: str, out: Path) -> None:
     exe = install_npm(PACKAGE, version, "gemini")
-    no_injection()
     root = Path(tempfile.mkdtemp(prefix="rec-gemini-"))
     try:
         with FakeGemini(tool_dir=str(root)) as api:

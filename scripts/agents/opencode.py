@@ -11,13 +11,14 @@ its project, and `anthropic/claude-sonnet-4-5` served by tests/fakeapi.FakeAnthr
 `big N ...` also reports `usage.input_tokens = N`; `bash ...` asks for a bash tool call,
 then says "The command finished."; `overflow ...` answers HTTP 400 "prompt is too long"
 once per text; a compaction request (OpenCode sends it with no tools) gets a `## Goal /
-## Progress` summary after 3 s, or HTTP 400 when `overflow again` is in the conversation.
+## Progress` summary after 3 s, or HTTP 400 right after an `overflow again ...` turn did.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CACHE, install_npm, main, newest_npm, recording, wanted  # noqa: E402
+from common import install_npm, main, newest_npm, recording, supervise_argv, wanted  # noqa: E402
 from fakeapi import FakeAnthropic, Request  # noqa: E402  (tests/ is on sys.path via common)
 
 AGENT = "opencode"
@@ -37,6 +38,7 @@ TOO_LONG = "prompt is too long: 204858 tokens > 200000 maximum"
 SUMMARY = "## Goal\nContinue the test conversation.\n\n## Progress\nAnswered numbered turns."
 IDLE = "ctrl+p commands"
 BUSY = "esc interrupt"
+ROWS = 40  # the PTY is 120x40 (common.recording)
 KEY_DELAY = 0.05  # seconds between typed characters
 
 # A message long enough to wrap in OpenCode's 120-column session view (and its input box).
@@ -79,9 +81,16 @@ def _runs(exe: Path) -> bool:
 # ---- the fake model -------------------------------------------------------------------
 
 
+def _system(req: Request) -> str:
+    system = req.body.get("system", "")
+    return "\n".join(b.get("text", "") for b in system) if isinstance(system, list) else str(system)
+
+
 def is_compaction(req: Request) -> bool:
-    """OpenCode's summary request carries no tools; its agent turns always do."""
-    return len(req.body.get("messages", [])) > 1 and not req.body.get("tools")
+    """OpenCode 1.18's summary request: no tools, system "You are a context summarization
+    agent...", the conversation quoted in one user message. (Its title request has no tools
+    either: "You are a title generator...".)"""
+    return not req.body.get("tools") and "context summarization agent" in _system(req)[:300]
 
 
 def _last_user_text(req: Request) -> str:
@@ -109,11 +118,13 @@ def _after_tool(req: Request) -> bool:
 class Model:
     def __init__(self):
         self.overflowed: set[str] = set()
+        self.refuse_compaction = False
 
     def __call__(self, req: Request) -> dict:
         slow = {"delay": 2.0, "chunk": 6, "chunk_delay": 0.05}
         if is_compaction(req):
-            if any("overflow again" in t for t in req.texts("user")):
+            if self.refuse_compaction:  # (OpenCode leaves the overflowing message out of it)
+                self.refuse_compaction = False
                 return {"status": 400, "message": TOO_LONG}
             return {"text": SUMMARY, "delay": 3.0, "chunk": 12, "chunk_delay": 0.05}
         if not req.body.get("tools"):
@@ -124,6 +135,7 @@ class Model:
         first = text.splitlines()[0] if text else ""
         if first.startswith("overflow") and text not in self.overflowed:
             self.overflowed.add(text)
+            self.refuse_compaction = first.startswith("overflow again")
             return {"status": 400, "message": TOO_LONG}
         if first.startswith("bash"):
             return {"tool_use": {"name": "bash", "input": {"command": "echo hello from bash && ls -la", "description": "Lists files"}}, "delay": 1.0}
@@ -183,15 +195,32 @@ def environment(base: Path, api_url: str, extra: dict | None = None) -> tuple[di
 # ---- driving it --------------------------------------------------------------------------
 
 
+def view(screen) -> str:
+    """The screen as shown. (Screen.text() reads avt's primary buffer: OpenCode draws on the
+    alternate screen.)"""
+    return "\n".join(screen.vt[i].text.rstrip() for i in range(ROWS))
+
+
+def wait(screen, pattern: str, timeout: float = 30.0) -> re.Match:
+    deadline = time.monotonic() + timeout
+    rx = re.compile(pattern)
+    while time.monotonic() < deadline:
+        screen.pump(0.2)
+        m = rx.search(view(screen))
+        if m:
+            return m
+    raise AssertionError(f"screen never showed {pattern!r}; it shows:\n{view(screen)}")
+
+
 def idle(screen, timeout: float = 60.0) -> None:
     """The footer says `ctrl+p commands` and nothing is busy."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         screen.pump(0.2)
-        text = screen.text()
+        text = view(screen)
         if IDLE in text and BUSY not in text:
             return
-    raise AssertionError(f"never idle; the screen shows:\n{screen.text()}")
+    raise AssertionError(f"never idle; the screen shows:\n{view(screen)}")
 
 
 def typed(screen, text: str) -> None:
@@ -206,7 +235,7 @@ def say(screen, text: str, settle: float = 1.0) -> None:
     typed(screen, text)
     screen.pump(0.4)
     screen.child.send("\r")
-    screen.wait(BUSY, timeout=30)
+    wait(screen, re.escape(BUSY), timeout=30)
     screen.pump(0.5)
     idle(screen)
     screen.pump(settle)
@@ -219,7 +248,7 @@ def quit(screen) -> None:
 
 
 def start(screen) -> None:
-    screen.wait(IDLE, timeout=90)
+    wait(screen, re.escape(IDLE), timeout=90)
     screen.pump(2.0)
 
 
@@ -233,7 +262,7 @@ def compact_manual(screen) -> None:
     typed(screen, "/compact")
     screen.pump(1.5)
     screen.child.send("\r")
-    screen.wait(r"Compaction · .* · \d", timeout=60)
+    wait(screen, r"Compaction · .* · \d", timeout=60)
     idle(screen)
     screen.pump(1.0)
     say(screen, "turn 4 after compact")
@@ -247,8 +276,8 @@ def compact_auto(screen) -> None:
     screen.pump(0.4)
     screen.child.send("\r")
     # the reply, then OpenCode compacts by itself and sends a hidden "Continue ..." turn
-    screen.wait(r"Compaction · .* · \d", timeout=90)
-    screen.wait(r"Reply to: Continue", timeout=60)
+    wait(screen, r"Compaction · .* · \d", timeout=90)
+    wait(screen, r"Reply to: Continue", timeout=60)
     idle(screen)
     screen.pump(1.0)
     say(screen, "turn 4 after auto compact")
@@ -261,22 +290,22 @@ def compact_keybind_overflow(screen) -> None:
     screen.child.send("\x18")  # ctrl+x, the leader key; then c = session_compact
     screen.pump(0.4)
     screen.child.send("c")
-    screen.wait(r"Compaction · .* · \d", timeout=60)
+    wait(screen, r"Compaction · .* · \d", timeout=60)
     idle(screen)
     screen.pump(1.0)
     # HTTP 400 "prompt is too long": a toast, then an automatic compaction and a hidden turn
     typed(screen, "overflow please (fake answers 400 prompt is too long)")
     screen.pump(0.4)
     screen.child.send("\r")
-    screen.wait(r"prompt is too long", timeout=30)
-    screen.wait(r"Reply to: Continue", timeout=90)
+    wait(screen, r"prompt is too long", timeout=30)
+    wait(screen, r"Reply to: Continue", timeout=90)
     idle(screen)
     screen.pump(6.0)  # let the toast go
     # again, and the compaction request gets 400 too: it fails
     typed(screen, "overflow again (compaction will also get 400)")
     screen.pump(0.4)
     screen.child.send("\r")
-    screen.wait(r"too large to compact", timeout=60)
+    wait(screen, r"too large to compact", timeout=60)
     idle(screen)
     screen.pump(2.0)
     quit(screen)
@@ -287,10 +316,10 @@ def permission_bash(screen) -> None:
     typed(screen, "bash please list files")
     screen.pump(0.4)
     screen.child.send("\r")
-    screen.wait(r"Permission required", timeout=30)
+    wait(screen, r"Permission required", timeout=30)
     screen.pump(2.0)
     screen.child.send("\r")  # "Allow once", the highlighted option
-    screen.wait(r"The command finished", timeout=30)
+    wait(screen, r"The command finished", timeout=30)
     idle(screen)
     quit(screen)
 
@@ -309,14 +338,14 @@ def multiline(screen) -> None:
         typed(screen, line)
     screen.pump(0.4)
     screen.child.send("\r")
-    screen.wait(BUSY, timeout=30)
+    wait(screen, re.escape(BUSY), timeout=30)
     idle(screen)
     screen.pump(1.0)
     # a bracketed paste of three lines
     screen.child.send("\x1b[200~" + "\n".join(PASTED_LINES) + "\x1b[201~")
     screen.pump(1.0)
     screen.child.send("\r")
-    screen.wait(BUSY, timeout=30)
+    wait(screen, re.escape(BUSY), timeout=30)
     idle(screen)
     screen.pump(1.0)
     say(screen, "short one after")
@@ -342,10 +371,15 @@ SCENARIOS = {
 
 def record(version: str, out: Path) -> None:
     exe = install(version)
+    # The recordings show OpenCode alone: supervise must not type a session context into it
+    # after a compaction.
+    argv = supervise_argv()
+    if "--inject" not in argv:
+        os.environ["SUPERVISE"] = " ".join([*argv, "--inject", "off"])
     for name, (drive, extra) in SCENARIOS.items():
         if not wanted(name):
             continue
-        base = Path(tempfile.mkdtemp(prefix=f"opencode-{name}-"))
+        base = Path(tempfile.mkdtemp(prefix="oc-"))  # no scenario name: "compact" in the footer path would be a finding
         try:
             with fake_api() as api:
                 env, proj = environment(base, api.url, extra)
