@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import platformdirs
@@ -72,9 +72,9 @@ def socket_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{SOCKET_DIR_PREFIX}{os.getpid()}-"))
 
 
-def sweep_socket_dirs() -> list[Path]:
+def sweep_socket_dirs(alive: Callable[[int], bool]) -> list[Path]:
     """Remove the socket folders of supervisors that died without cleaning up (kill -9).
-    Only the user's own, and only where that pid is gone."""
+    Only the user's own, and only where `alive(pid)` says that supervisor is gone."""
     import re
     import shutil
     import tempfile
@@ -87,18 +87,9 @@ def sweep_socket_dirs() -> list[Path]:
                 continue
         except OSError:
             continue
-        if _alive(int(m.group(1))):
+        if alive(int(m.group(1))):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
     return removed
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -23,7 +23,7 @@ from .errors import SuperviseError
 from .channel import Inbox, Outbox
 from .pty_loop import PtyLoop
 from .recorder import RecorderConfig
-from .store import COMPLETED, FAILED, INTERRUPTED, Store
+from .store import COMPLETED, FAILED, INTERRUPTED, Store, supervisor_alive
 
 
 # How long the supervisor waits for the recorder at the end before leaving it to finish alone.
@@ -122,7 +122,7 @@ def run(
     # cannot land in a dialog. Our settings file goes with this run only; a user's own
     # --settings is left alone (and the context is typed instead).
     if inject == "auto" and agent == "claude" and not claude.has_own_settings(opts.argv):
-        paths.sweep_socket_dirs()
+        paths.sweep_socket_dirs(supervisor_alive)
         socket_dir = paths.socket_dir()
         hook_socket = str(socket_dir / "hook.sock")
         spawn_argv = claude.with_hook(opts.argv, sdir / "claude-settings.json", resumed=opts.parent_id is not None)

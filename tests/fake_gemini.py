@@ -35,15 +35,15 @@ responseJsonSchema (first enum value: the router picks "flash"/"pro", the next s
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from fakeserver import FakeServer, serve
 
 CONTEXT_WINDOW = 1_048_576
 TOKENS = {"TINYTOKENS": 5, "BIGTOKENS": 600_000, "FULLCTX": 1_048_570}
@@ -140,34 +140,12 @@ def fill_schema(schema: dict | None) -> Any:
     return "fake"
 
 
-class FakeGemini:
+class FakeGemini(FakeServer):
+    name = "fake Gemini API"
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0, tool_dir: str = "/tmp"):
         self.tool_dir = tool_dir
-        self.requests: list[Request] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer((host, port), self._handler())
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> "FakeGemini":
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-gemini", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> "FakeGemini":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        super().__init__(host, port)
 
     def turns(self) -> list[Request]:
         """The streamed model calls (the conversation's turns)."""
@@ -290,26 +268,5 @@ def sse_chunks(response: dict):
         yield response
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description="Run a fake Gemini API on 127.0.0.1.")
-    ap.add_argument("--port", type=int, default=18777)
-    ap.add_argument("--tool-dir", default="/tmp")
-    ap.add_argument("--log", help="append every request as a JSON line to this file")
-    args = ap.parse_args()
-    api = FakeGemini(port=args.port, tool_dir=args.tool_dir).start()
-    print(f"fake Gemini API at {api.url} (Ctrl-C to stop)", flush=True)
-    seen = 0
-    try:
-        while True:
-            time.sleep(0.2)
-            if args.log and len(api.requests) > seen:
-                with open(args.log, "a") as fh:
-                    for r in api.requests[seen:]:
-                        fh.write(json.dumps({"path": r.path, "body": r.body}) + "\n")
-                seen = len(api.requests)
-    except KeyboardInterrupt:
-        api.stop()
-
-
 if __name__ == "__main__":
-    main()
+    serve(FakeGemini, 18777, tool_dir="/tmp")

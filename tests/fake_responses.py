@@ -26,15 +26,15 @@ Usage otherwise reports a few thousand tokens. Everything it was sent is in `.re
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
-import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlparse
+
+from fakeserver import FakeServer, serve
 
 COMPACTION_MARK = "CONTEXT CHECKPOINT COMPACTION"
 USAGE_MARKS = {"HUGEUSAGE": 186_000, "BIGUSAGE": 150_000}
@@ -78,35 +78,13 @@ class Request:
         return COMPACTION_MARK in self.last_user_text()
 
 
-class FakeResponses:
+class FakeResponses(FakeServer):
+    name = "fake Responses API"
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0, compact_delay: float = 5.0):
-        self.compact_delay = compact_delay
-        self.requests: list[Request] = []
-        self._lock = threading.Lock()
+        self.compact_delay = float(compact_delay)
         self._ids = itertools.count(1)
-        self._server = ThreadingHTTPServer((host, port), self._handler())
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> "FakeResponses":
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-responses", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> "FakeResponses":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        super().__init__(host, port)
 
     def model_calls(self) -> list[Request]:
         with self._lock:
@@ -228,25 +206,5 @@ def completed(rid: str, input_tokens: int, output_tokens: int = 100) -> dict:
     return {"type": "response.completed", "response": {"id": rid, "object": "response", "status": "completed", "usage": usage}}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description="Run a fake OpenAI Responses API on 127.0.0.1.")
-    ap.add_argument("--port", type=int, default=8766)
-    ap.add_argument("--log", help="append every request as a JSON line to this file")
-    args = ap.parse_args()
-    api = FakeResponses(port=args.port).start()
-    print(f"fake Responses API at {api.url}/v1 (Ctrl-C to stop)", flush=True)
-    seen = 0
-    try:
-        while True:
-            time.sleep(0.2)
-            if args.log and len(api.requests) > seen:
-                with open(args.log, "a") as fh:
-                    for r in api.requests[seen:]:
-                        fh.write(json.dumps({"method": r.method, "path": r.path, "body": r.body}) + "\n")
-                seen = len(api.requests)
-    except KeyboardInterrupt:
-        api.stop()
-
-
 if __name__ == "__main__":
-    main()
+    serve(FakeResponses, 8766, compact_delay=5.0)

@@ -18,16 +18,16 @@ title requests, compaction-summary requests and ordinary turns plausibly.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlparse
+
+from fakeserver import FakeServer, serve
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -119,22 +119,15 @@ def default_reply(req: Request) -> Reply:
     return {"text": f"Reply to: {last[-1][:60] if last else '(empty)'}"}
 
 
-class FakeAnthropic:
+class FakeAnthropic(FakeServer):
+    name = "fake Anthropic API"
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0, model: str = "claude-sonnet-4-5"):
         self.model = model
-        self.requests: list[Request] = []
         self.rules: list[Rule] = []
         self.default: Responder = default_reply
         self.count_factor = 1.0  # count_tokens answers len/4 times this (to test corrections)
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer((host, port), self._handler())
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        super().__init__(host, port)
 
     def add(self, reply: Reply | Responder, match: Callable[[Request], bool] | None = None, times: int | None = 1) -> Rule:
         rule = Rule(reply, match, times)
@@ -146,21 +139,6 @@ class FakeAnthropic:
         """The model calls (not probes or token counts)."""
         with self._lock:
             return [r for r in self.requests if r.path == "/v1/messages"]
-
-    def start(self) -> "FakeAnthropic":
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> "FakeAnthropic":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     def _choose(self, req: Request) -> Reply:
         with self._lock:
@@ -305,25 +283,5 @@ def sse_events(message: dict, chunk: int = 40):
     yield {"type": "message_stop"}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description="Run a fake Anthropic Messages API on 127.0.0.1.")
-    ap.add_argument("--port", type=int, default=8765)
-    ap.add_argument("--log", help="append every request as a JSON line to this file")
-    args = ap.parse_args()
-    api = FakeAnthropic(port=args.port).start()
-    print(f"fake Anthropic API at {api.url} (Ctrl-C to stop)", flush=True)
-    seen = 0
-    try:
-        while True:
-            time.sleep(0.2)
-            if args.log and len(api.requests) > seen:
-                with open(args.log, "a") as fh:
-                    for r in api.requests[seen:]:
-                        fh.write(json.dumps({"path": r.path, "body": r.body}) + "\n")
-                seen = len(api.requests)
-    except KeyboardInterrupt:
-        api.stop()
-
-
 if __name__ == "__main__":
-    main()
+    serve(FakeAnthropic, 8765)
