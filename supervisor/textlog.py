@@ -30,12 +30,13 @@ _SPACES = re.compile(r"\s+")
 
 
 # What is left of an input line once its text is gone: a prompt glyph.
-_PROMPT_ONLY = re.compile(r"^\s*[❯›>$%#]?\s*$")
+_PROMPT_ONLY = re.compile(r"^\s*[❯›>$%#┃]?\s*$")
 
 
 def is_update(old: str, new: str) -> bool:
     """Is `new` the same line as `old`, a moment later? (A line cut back to its bare prompt
-    is not: Claude Code redraws a sent message's row as its empty input box `❯`.)"""
+    or bar is not: Claude Code redraws a sent message's row as its empty input box `❯`,
+    OpenCode a message's `┃  text` as a bare `┃`.)"""
     old, new = old.rstrip(), new.rstrip()
     if shape(old) == shape(new):
         return True

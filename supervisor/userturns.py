@@ -39,12 +39,15 @@ def find(text: str, patterns: PatternSet | None) -> list[Turn]:
     firsts: dict[int, str] = {}
     for p in starts:
         for m in re.compile(p.regex.pattern, p.regex.flags | re.MULTILINE).finditer(text):
+            # A pattern meant for one line may match across several here (`\s` takes a
+            # newline): every line the match touches is checked on its own.
             begin = text.rfind("\n", 0, m.start()) + 1
-            if begin in firsts:
-                continue
-            said = _match(starts, _line(text, begin))
-            if said is not None:
-                firsts[begin] = said
+            while begin is not None and begin < max(m.end(), begin + 1):
+                if begin not in firsts:
+                    said = _match(starts, _line(text, begin))
+                    if said is not None:
+                        firsts[begin] = said
+                begin = _next_line(text, begin)
     turns: list[Turn] = []
     for begin in sorted(firsts):
         words = [firsts[begin]]

@@ -6,12 +6,15 @@
 The real `opencode` TUI runs under supervise in a 120x40 PTY, with a private HOME, XDG
 dirs and TMPDIR (all under one temporary folder, removed afterwards), an empty git repo as
 its project, and `anthropic/claude-sonnet-4-5` served by tests/fakeapi.FakeAnthropic on
-127.0.0.1 (`provider.anthropic.options.baseURL` in opencode.json). The fake model (see
-`reply`): an ordinary turn answers `Reply to: <last line>` after 2 s, streamed slowly;
-`big N ...` also reports `usage.input_tokens = N`; `bash ...` asks for a bash tool call,
-then says "The command finished."; `overflow ...` answers HTTP 400 "prompt is too long"
-once per text; a compaction request (OpenCode sends it with no tools) gets a `## Goal /
-## Progress` summary after 3 s, or HTTP 400 right after an `overflow again ...` turn did.
+127.0.0.1 (`provider.anthropic.options.baseURL` in opencode.json; OPENCODE_DISABLE_* set and
+npm_config_registry pointed at a dead port, so it fetches and installs nothing). Keys are
+typed one at a time. supervise records with `--inject off` (common.recording): the
+recordings show OpenCode alone. The fake model (`Model`): an ordinary turn answers
+`Reply to: <last line>` after 2 s, streamed slowly; `big N ...` also reports
+`usage.input_tokens = N`; `bash ...` asks for a bash tool call, then says "The command
+finished."; `overflow ...` answers HTTP 400 "prompt is too long" once per text; a
+compaction request gets a `## Goal / ## Progress` summary after 3 s, or HTTP 400 right after
+an `overflow again ...` turn did; the title request gets "Test session".
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import install_npm, main, newest_npm, recording, supervise_argv, wanted  # noqa: E402
+from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
 from fakeapi import FakeAnthropic, Request  # noqa: E402  (tests/ is on sys.path via common)
 
 AGENT = "opencode"
@@ -196,8 +199,7 @@ def environment(base: Path, api_url: str, extra: dict | None = None) -> tuple[di
 
 
 def view(screen) -> str:
-    """The screen as shown. (Screen.text() reads avt's primary buffer: OpenCode draws on the
-    alternate screen.)"""
+    """The screen as shown now (OpenCode draws on the alternate screen)."""
     return "\n".join(screen.vt[i].text.rstrip() for i in range(ROWS))
 
 
@@ -371,11 +373,6 @@ SCENARIOS = {
 
 def record(version: str, out: Path) -> None:
     exe = install(version)
-    # The recordings show OpenCode alone: supervise must not type a session context into it
-    # after a compaction.
-    argv = supervise_argv()
-    if "--inject" not in argv:
-        os.environ["SUPERVISE"] = " ".join([*argv, "--inject", "off"])
     for name, (drive, extra) in SCENARIOS.items():
         if not wanted(name):
             continue
