@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import sessiongen  # noqa: E402
-from supervisor import context, contexts, digest, summarizer  # noqa: E402
-from supervisor.pricing import cost_usd  # noqa: E402
+from supervisor import config  # noqa: E402
+from supervisor.contexts import digest, rounds, schema, summarizer  # noqa: E402
+from supervisor.contexts.pricing import cost_usd  # noqa: E402
 from supervisor.store import Store  # noqa: E402
 
 OUTPUT_TOKENS = 1000
@@ -41,8 +42,8 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=digest.DEFAULT_BUDGET)
     ap.add_argument("--rounds", type=int, default=12)
     args = ap.parse_args()
-    overhead = digest.estimate_tokens(summarizer.SYSTEM + json.dumps(context.TOOL))
-    model = summarizer.DEFAULT_MODEL
+    overhead = digest.estimate_tokens(summarizer.SYSTEM + json.dumps(schema.TOOL))
+    model = config.DEFAULT_MODEL
     print(f"budget {args.budget} tokens; model {model}; summary = digest + {overhead} tokens of instructions, {OUTPUT_TOKENS} out")
     print(f"{'log':>7} {'build':>7} {'digest':>14} {'recall':>7} {'input':>7} {'cost':>8}")
     for mb in (float(x) for x in args.sizes.split(",")):
@@ -59,23 +60,23 @@ def main() -> None:
     growing(args.rounds, args.budget)
 
 
-def growing(rounds: int, budget: int) -> None:
+def growing(count: int, budget: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "s.db")
         log = Path(tmp) / "session.log"
         s = store.create_session(name=None, command="claude", argv=["claude"], agent="claude", cwd=tmp, pid=os.getpid(), parent_id=None, options={})
         store.update_session(s["id"], log_path=str(log), cast_path=str(Path(tmp) / "none.cast"))
-        cfg = summarizer.Config(api_key=None, budget=budget)
+        settings = config.Settings(summary=config.Summary(budget=budget))
         print(f"\ngrowing session, a round after each 5 MB:\n{'log':>7} {'round':>7} {'whole-log digest':>17}")
-        for n in range(1, rounds + 1):
+        for n in range(1, count + 1):
             text, _ = sessiongen.generate(5_000_000, seed=n)
             with open(log, "a", encoding="utf-8") as fh:
                 fh.write(text + "\n")
             start = time.perf_counter()
-            contexts.make(store, store.get_session(s["id"]), "periodic", cfg, env={}, live=True)
+            rounds.make(store, store.get_session(s["id"]), "periodic", settings, env={}, live=True)
             took = time.perf_counter() - start
             whole = ""
-            if n in (1, rounds // 2, rounds):
+            if n in (1, count // 2, count):
                 start = time.perf_counter()
                 digest.build(log.read_text(encoding="utf-8"), budget)
                 whole = f"{time.perf_counter() - start:.2f}s"

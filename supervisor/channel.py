@@ -1,9 +1,12 @@
-"""The pipe between the PTY loop and the recorder process.
+"""The two pipes between the PTY loop and the recorder process, and every message on them.
 
-Frames are `kind (1 byte) | offset seconds (float64) | length (uint32) | payload`. The loop
-side only appends to a buffer and writes what the pipe takes without blocking; if the
-recorder falls behind, the backlog waits in memory rather than in the user's terminal.
-Messages back from the recorder are JSON lines.
+Loop -> recorder: frames `kind (1 byte) | offset seconds (float64) | length (uint32) |
+payload`: output, input, resizes, the loop's own events, its notes on what it did with a
+request to type, and the end. The loop side only appends to a buffer and writes what the
+pipe takes without blocking; if the recorder falls behind, the backlog waits in memory
+rather than in the user's terminal.
+
+Recorder -> loop: the messages below, one JSON line each, and only what the loop reads.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import struct
 import time
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from itertools import islice
 
 HEADER = struct.Struct("<cdI")
@@ -131,8 +135,8 @@ class Outbox:
 
         self.event(t, "signal", {"signal": _signal.Signals(signum).name})
 
-    def note(self, t: float, detail: dict) -> None:
-        self.put(NOTE, t, json.dumps(detail).encode())
+    def note(self, t: float, note: Note) -> None:
+        self.put(NOTE, t, json.dumps(asdict(note)).encode())
 
     def end(self, t: float, detail: dict) -> None:
         self.put(END, t, json.dumps(detail).encode())
@@ -180,7 +184,7 @@ class Inbox:
         self._partial = b""
         self.closed = False
 
-    def read(self) -> list[dict]:
+    def read(self) -> list[Message]:
         messages = []
         while True:
             try:
@@ -195,21 +199,20 @@ class Inbox:
             self._partial += chunk
         *lines, self._partial = self._partial.split(b"\n")
         for line in lines:
-            try:
-                messages.append(json.loads(line))
-            except ValueError:
-                continue
+            message = decode(line)
+            if message is not None:
+                messages.append(message)
         return messages
 
-    def read_until(self, wanted, timeout: float) -> list[dict]:
-        """Messages until one satisfies `wanted`, the pipe closes, or `timeout` passes."""
+    def read_until(self, wanted: type, timeout: float) -> list[Message]:
+        """Messages until one of type `wanted`, the pipe closes, or `timeout` passes."""
         deadline = time.monotonic() + timeout
-        messages: list[dict] = []
+        messages: list[Message] = []
         while not self.closed and time.monotonic() < deadline:
             select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
             got = self.read()
             messages += got
-            if any(wanted(m) for m in got):
+            if any(isinstance(m, wanted) for m in got):
                 break
         return messages
 
@@ -220,9 +223,79 @@ class Inbox:
             pass
 
 
-def send_message(fd: int, message: dict) -> None:
+# -- recorder -> loop ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Error:
+    """A side channel failed (said once to the user when the agent exits)."""
+    text: str
+
+
+@dataclass(frozen=True)
+class Injected:
+    """The context was given to the agent (the `injection` event's detail)."""
+    detail: dict
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """The agent compacted: there is a context to point the user at when it exits."""
+
+
+@dataclass(frozen=True)
+class Inject:
+    """Type `data` into the child, then Enter; `fresh`: when the agent last showed a fresh
+    prompt (keys typed before it went to the agent, not to a half-typed line)."""
+    id: int
+    data: str
+    fresh: float
+
+
+@dataclass(frozen=True)
+class Modes:
+    """The sequence that turns off the terminal modes the child left on."""
+    sequence: str
+
+
+@dataclass(frozen=True)
+class Done:
+    """The recorder has written everything."""
+
+
+Message = Error | Injected | Compacted | Inject | Modes | Done
+_TYPES = {cls.__name__: cls for cls in (Error, Injected, Compacted, Inject, Modes, Done)}
+
+
+def encode(message: Message) -> bytes:
+    return (json.dumps({"type": type(message).__name__, **asdict(message)}) + "\n").encode()
+
+
+def decode(line: bytes) -> Message | None:
+    try:
+        data = json.loads(line)
+        return _TYPES[data.pop("type")](**data)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+# -- loop -> recorder: the note on a request to type --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Note:
+    """What the loop did with an Inject: `declined` (why), or `typed` (Enter pressed at loop
+    time `t`, with `held` of the user's keys held back meanwhile)."""
+    id: int
+    state: str
+    why: str | None = None
+    t: float | None = None
+    held: int = 0
+
+
+def send_message(fd: int, message: Message) -> None:
     """Recorder side: one JSON line back to the loop (blocking; the recorder may wait)."""
-    data = (json.dumps(message) + "\n").encode()
+    data = encode(message)
     view = memoryview(data)
     while view:
         try:

@@ -202,12 +202,12 @@ def summarize(
     budget: Optional[int] = typer.Option(None, "--budget", help="Digest budget in tokens (default 24000)."),
 ) -> None:
     """Summarize a session now into its next context round, and print the context prompt."""
-    from . import contexts, summarizer
+    from . import config
+    from .contexts import rounds
 
     store = _store()
     session = store.resolve(session_id)
-    cfg = summarizer.load_config(model=model, base_url=base_url, budget=budget)
-    row = contexts.make(store, session, "manual", cfg, template=contexts.load_template(os.environ))
+    row = rounds.make(store, session, "manual", config.load(model=model, base_url=base_url, budget=budget))
     how = row["source"] + (f" ({row['error']})" if row["error"] else f" ({row['model']})")
     cost = f", ${row['cost_usd']:.4f}" if row["cost_usd"] is not None else ""
     typer.echo(f"supervise: round {row['round']} for session {session['id']} from the {how}; digest {row['digest_tokens']} tokens{cost}", err=True)
@@ -238,9 +238,9 @@ def patterns_list(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the pattern sets in use (shipped, yours, extra) and their patterns."""
-    from . import patterns as pf
+    from . import patterns
 
-    sets = pf.load_all(pattern_files or [])
+    sets = patterns.load_all(pattern_files or [])
     if as_json:
         typer.echo(json.dumps([
             {"agent": s.agent, "title": s.title, "commands": s.commands, "source": str(s.source), "overrides": [str(o) for o in s.overrides],
@@ -248,7 +248,7 @@ def patterns_list(
             for s in sets.values()
         ], indent=2, ensure_ascii=False))
         return
-    typer.echo(f"shipped: {pf.builtin_dir()}\nyours:   {pf.user_dir()}")
+    typer.echo(f"shipped: {patterns.builtin_dir()}\nyours:   {patterns.user_dir()}")
     for s in sets.values():
         typer.echo(f"\n{s.agent} ({s.title}) — commands: {', '.join(s.commands)} — {s.source}")
         for o in s.overrides:
@@ -264,13 +264,13 @@ def patterns_check(
     pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file (e.g. the one you are writing)."),
 ) -> None:
     """Print every pattern match in a recording or text log, with its time or line."""
-    from . import patterns as pf
+    from . import patterns
     from .patterncheck import cast_command, check, is_cast, log_lines
     from .userturns import user_turns
 
-    sets = pf.load_all(pattern_files or [])
+    sets = patterns.load_all(pattern_files or [])
     name = agent or (cast_command(file) if file.is_file() and is_cast(file) else None)
-    chosen = pf.select(sets, name) if name else None
+    chosen = patterns.select(sets, name) if name else None
     if chosen is None:
         raise SuperviseError(
             f"no pattern set for {'agent ' + repr(name) if name else file}",

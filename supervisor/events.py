@@ -33,29 +33,35 @@ class Open:
 
 
 class EventSink:
+    """The one way events are written: the database row, the `m` marker in the recording,
+    then the listeners (the context keeper, the injection rules, the note to the loop)."""
+
     def __init__(
         self,
         store: Store | None,
         session_id: str,
-        marker: Callable[[float, str], None],
-        tell: Callable[[dict], None],
+        marker: Callable[[float, str], None] | None = None,
+        fail: Callable[[str, BaseException], None] | None = None,
         start_monotonic: float | None = None,
     ):
         self.store = store
         self.session_id = session_id
         self.marker = marker
-        self.tell = tell
+        self.fail = fail or (lambda where, exc: None)
         self.start_monotonic = start_monotonic
         self._lock = threading.Lock()
         self._open: dict[str, Open] = {}
         self.listeners: list[Callable[[str, float, dict], None]] = []  # told of each new event
 
-    def emit(self, kind: str, t: float, detail: dict, source: str) -> int | None:
-        """Record an event; returns its id (the id it was merged into, if it was)."""
+    def emit(self, kind: str, t: float, detail: dict, source: str | None, mark: bool = True) -> int | None:
+        """Record an event; returns its id (the id it was merged into, if it was). `source`:
+        what saw it (`regex`, `transcript`, `hook`...), None for the loop's own events (start,
+        exit, signals), which are stored as they come and marked only if `mark`."""
         detail = dict(detail)
-        detail.setdefault("sources", [source])
-        if self.start_monotonic is not None:
-            detail["latency_ms"] = round((time.monotonic() - self.start_monotonic - t) * 1000, 2)
+        if source is not None:
+            detail.setdefault("sources", [source])
+            if self.start_monotonic is not None:
+                detail["latency_ms"] = round((time.monotonic() - self.start_monotonic - t) * 1000, 2)
         with self._lock:
             for other, (_, enders) in MERGE.items():
                 if kind in enders:
@@ -74,21 +80,20 @@ class EventSink:
             event_id = self._insert(kind, t, detail)
             if kind in MERGE:
                 self._open[kind] = Open(event_id, t, detail)
-        self.marker(t, kind)
-        self.tell({"event": {"kind": kind, "t": t, "id": event_id, "detail": detail}})
+        if mark and self.marker is not None:
+            self.marker(t, kind)
         for listener in self.listeners:
             listener(kind, t, detail)
         return event_id
 
     def set_agent_session_id(self, agent_session_id: str) -> None:
+        if self.store is None:
+            return
         with self._lock:
-            if self.store is None:
-                return
             try:
                 self.store.update_session(self.session_id, agent_session_id=agent_session_id)
             except Exception as exc:
-                self.tell({"error": f"supervise: event store failed ({exc}); the session goes on"})
-        self.tell({"agent_session_id": agent_session_id})
+                self.fail("event store", exc)
 
     def _insert(self, kind: str, t: float, detail: dict) -> int | None:
         if self.store is None:
@@ -96,7 +101,7 @@ class EventSink:
         try:
             return self.store.add_event(self.session_id, Event(kind, detail, t, utcnow()))
         except Exception as exc:  # a failing database must not stop detection
-            self.tell({"error": f"supervise: event store failed ({exc}); the session goes on"})
+            self.fail("event store", exc)
             return None
 
     def _update(self, current: Open) -> None:
@@ -105,4 +110,4 @@ class EventSink:
         try:
             self.store.update_event_detail(current.event_id, current.detail)
         except Exception as exc:
-            self.tell({"error": f"supervise: event store failed ({exc}); the session goes on"})
+            self.fail("event store", exc)

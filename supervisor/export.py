@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import asciicast
-from .redact import redact as _redact
+from .contexts.redact import redact as _redact
 from .emulator import DEFAULT_EMULATOR, make
 from .errors import SuperviseError
 from .store import COMPLETED, FAILED, Store

@@ -1,4 +1,7 @@
 """When and how to give the agent its session context back. Pure: no I/O, a clock passed in.
+Decisions are made under the lock; what they lead to (a request to type, an injection
+event to record) is done after it is released, so a slow disk or a full pipe never holds
+up the render thread or a hook.
 
 Lives in the recorder process, which sees everything this needs: detection events, new
 contexts, the rendered screen, the transcript and the terminal modes. It never types
@@ -21,9 +24,12 @@ A context is given at most once, by whichever channel gets there first.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from .channel import Inject, Note
+from .config import COMPACTION_MAX, CONTEXT_FRESH
 from .plaintext import plain
 
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
@@ -33,8 +39,6 @@ MAX_TYPED = 16_000
 QUIET = 0.6  # seconds of no output before typing: the agent has finished drawing
 CONFIRM_WAIT = 8.0  # after Enter, how long the agent has to take the text
 DECLINED_PAUSE = 1.0  # after the loop declined (the user was typing), wait this long
-FRESH = 120.0  # a context made this long before a compaction finished still counts
-HOOK_WAIT = 20.0  # how long a hook waits for the context to be ready
 
 
 @dataclass
@@ -91,13 +95,15 @@ class Injector:
         self,
         mode: str,
         *,
-        send: Callable[[dict], None],
+        send: Callable[[Inject], None],
         record: Callable[[float, dict], None],
     ):
         self.mode = mode  # auto | type | off
         self._send = send
         self._record = record
-        self._cond = threading.Condition()
+        # A plain lock, not re-entrant: nothing called while holding it may call back in.
+        self._cond = threading.Condition(threading.Lock())
+        self._effects: list[tuple[Callable, tuple]] = []  # decided under the lock, done after
         self.due: Due | None = None
         self.latest: Context | None = None
         self.delivered: set[tuple[str, int]] = set()
@@ -114,6 +120,18 @@ class Injector:
         self.paste = False
         self.fresh_prompt = 0.0  # when the agent last showed a fresh prompt (keys before went to it)
 
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the lock to decide; on the way out, release it, then do what was decided."""
+        with self._cond:
+            yield
+            effects, self._effects = self._effects, []
+        for act, args in effects:
+            act(*args)
+
+    def _later(self, act: Callable, *args) -> None:
+        self._effects.append((act, args))
+
     def _has_work(self) -> bool:
         """A delivery under way, or a context due and ready: then `tick` has something to do."""
         return self.mode != "off" and (self.attempt is not None or self.ready() is not None)
@@ -121,20 +139,20 @@ class Injector:
     def wait_for_work(self, timeout: float | None = None) -> bool:
         """Sleep until there is something to tick for (an idle agent with nothing due costs
         no wake-ups at all); False once closed."""
-        with self._cond:
+        with self._locked():
             self._cond.wait_for(lambda: self.mode == "off" or self._has_work(), timeout)
             return self.mode != "off"
 
     def close(self) -> None:
         """The child is gone: nothing more to type or hand over."""
-        with self._cond:
+        with self._locked():
             self.mode = "off"
             self._cond.notify_all()
 
     # -- what happens ------------------------------------------------------------------------
 
     def on_event(self, kind: str, t: float) -> None:
-        with self._cond:
+        with self._locked():
             if kind == "compaction_started":
                 self._compaction_began = t
             elif kind == "compaction_finished":
@@ -144,7 +162,7 @@ class Injector:
         """A compaction finished at `t`: a context made since it began (or lately, if its
         start was not seen) is due, unless one was given for it already."""
         began = self._compaction_began
-        since = began if began is not None and t - began < 600 else t - FRESH
+        since = began if began is not None and t - began < COMPACTION_MAX else t - CONTEXT_FRESH
         if self._last_delivery is not None and self._last_delivery >= since:
             return  # e.g. the hook gave it, and now the screen says the compaction is done
         self.due = Due("compaction", since)
@@ -152,18 +170,18 @@ class Injector:
 
     def resume(self) -> None:
         """A resumed session: the parent's context is due from the start."""
-        with self._cond:
+        with self._locked():
             self.due = Due("resume", float("-inf"))
             self._cond.notify_all()
 
     def on_context(self, context: Context) -> None:
-        with self._cond:
+        with self._locked():
             if self.latest is None or context.made >= self.latest.made:
                 self.latest = context
             self._cond.notify_all()
 
     def on_frame(self, t: float, screen: list[str], idle: bool, busy: bool, dialog: bool, paste: bool) -> None:
-        with self._cond:
+        with self._locked():
             self.last_output = t
             if self.dialog and not dialog:
                 self.fresh_prompt = t
@@ -176,7 +194,7 @@ class Injector:
 
     def on_idle_event(self, t: float) -> None:
         """The agent became idle again (it was busy in between)."""
-        with self._cond:
+        with self._locked():
             self.fresh_prompt = t
             a = self.attempt
             if a is not None and a.typed is not None and t >= a.typed:
@@ -184,24 +202,24 @@ class Injector:
 
     def on_user_turn(self, text: str) -> None:
         """The transcript recorded a user turn."""
-        with self._cond:
+        with self._locked():
             a = self.attempt
             if a is not None and head(a.context.prompt) and head(a.context.prompt) in text:
                 a.evidence.append("transcript")
                 self._confirmed(a, None)
 
-    def on_note(self, note: dict, now: float) -> None:
+    def on_note(self, note: Note, now: float) -> None:
         """What the loop did with a request: declined it, or typed it."""
-        with self._cond:
+        with self._locked():
             a = self.attempt
-            if a is None or note.get("id") != a.id:
+            if a is None or note.id != a.id:
                 return
-            if note.get("state") == "declined":
+            if note.state == "declined":
                 self.attempt = None
                 self._declined_at = now
-            elif note.get("state") == "typed":
-                a.typed = note.get("t", now)
-                a.held += int(note.get("held", 0))
+            elif note.state == "typed":
+                a.typed = note.t if note.t is not None else now
+                a.held += note.held
 
     # -- deciding ------------------------------------------------------------------------------
 
@@ -213,7 +231,7 @@ class Injector:
         return c if c.made >= due.since else None
 
     def tick(self, now: float) -> None:
-        with self._cond:
+        with self._locked():
             if self.mode == "off":
                 return
             a = self.attempt
@@ -228,7 +246,7 @@ class Injector:
             self._ids += 1
             a = Attempt(self._ids, c, now, list(self.screen), self.paste, self.due.reason)
             self.attempt = a
-            self._send({"inject": {"id": a.id, "data": prepare(c.prompt, a.paste), "fresh": self.fresh_prompt}})
+            self._later(self._send, Inject(a.id, prepare(c.prompt, a.paste), self.fresh_prompt))
 
     def _safe(self, now: float) -> bool:
         return self.idle and not self.dialog and now - self.last_output >= QUIET
@@ -252,7 +270,7 @@ class Injector:
         a.typed = None
         a.asked = now
         data = "" if changed else prepare(a.context.prompt, a.paste)
-        self._send({"inject": {"id": a.id, "data": data, "fresh": self.fresh_prompt}})
+        self._later(self._send, Inject(a.id, data, self.fresh_prompt))
 
     def _confirmed(self, a: Attempt, now: float | None) -> None:
         self._finish(a, a.typed if a.typed is not None else (now or a.asked), True)
@@ -266,7 +284,7 @@ class Injector:
         self.attempt = None
         self.due = None
         self._last_delivery = t
-        self._record(t, {
+        self._later(self._record, t, {
             "channel": "typed", "reason": a.reason, "confirmed": confirmed,
             "evidence": sorted(set(a.evidence)), "tries": a.tries, "paste": a.paste,
             "context_session": c.session_id, "round": c.round, "chars": len(c.prompt), "held_keys": a.held,
@@ -275,11 +293,11 @@ class Injector:
 
     # -- the hook channel -----------------------------------------------------------------------
 
-    def hook(self, source: str, now: Callable[[], float], wait: float = HOOK_WAIT) -> str | None:
+    def hook(self, source: str, now: Callable[[], float], wait: float) -> str | None:
         """Claude Code's SessionStart hook asks for context (blocks up to `wait` seconds).
         Returns the prompt to hand over, or None (nothing due, or not ready in time: the
         typed channel then takes over once it is)."""
-        with self._cond:
+        with self._locked():
             if self.mode == "off":
                 return None
             if source == "compact":
@@ -303,7 +321,7 @@ class Injector:
             self._last_delivery = t
             reason = self.due.reason
             self.due = None
-            self._record(t, {
+            self._later(self._record, t, {
                 "channel": "hook", "reason": reason, "source": source, "confirmed": True,
                 "evidence": ["hook"], "context_session": c.session_id, "round": c.round, "chars": len(c.prompt),
             })

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -41,10 +44,10 @@ def ensure_private_dir(path: Path) -> Path:
                 level.mkdir(mode=0o700)
                 os.chmod(level, 0o700)
         os.chmod(path, 0o700)
-        probe = path / ".write-test"
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # a probe of our own: two supervisors starting at once must not unlink each other's
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=path)
         os.close(fd)
-        probe.unlink()
+        os.unlink(probe)
     except OSError as exc:
         raise SuperviseError(
             f"cannot write to data directory {path}: {exc.strerror or exc}",
@@ -67,18 +70,12 @@ SOCKET_DIR_PREFIX = "supervise-"
 def socket_dir() -> Path:
     """A private (0700) folder for this run's hook socket, in the temp dir (a socket path must
     be short), named for the supervisor's pid so a later run can tell it was left behind."""
-    import tempfile
-
     return Path(tempfile.mkdtemp(prefix=f"{SOCKET_DIR_PREFIX}{os.getpid()}-"))
 
 
 def sweep_socket_dirs(alive: Callable[[int], bool]) -> list[Path]:
     """Remove the socket folders of supervisors that died without cleaning up (kill -9).
     Only the user's own, and only where `alive(pid)` says that supervisor is gone."""
-    import re
-    import shutil
-    import tempfile
-
     removed = []
     for folder in Path(tempfile.gettempdir()).glob(f"{SOCKET_DIR_PREFIX}*-*"):
         m = re.fullmatch(rf"{SOCKET_DIR_PREFIX}(\d+)-\w+", folder.name)

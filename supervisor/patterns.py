@@ -8,15 +8,13 @@ patterns.
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import platformdirs
-
+from .config import config_dir
 from .errors import SuperviseError
 
 EVENT_KINDS = (
@@ -81,12 +79,7 @@ def builtin_dir() -> Path:
 
 
 def user_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("SUPERVISE_CONFIG"):
-        return Path(env["SUPERVISE_CONFIG"]).expanduser() / "patterns"
-    if env.get("XDG_CONFIG_HOME"):
-        return Path(env["XDG_CONFIG_HOME"]) / "supervise" / "patterns"
-    return Path(platformdirs.user_config_dir("supervise", appauthor=False)) / "patterns"
+    return config_dir(env) / "patterns"
 
 
 def load_file(path: Path) -> PatternSet:

@@ -5,14 +5,13 @@ hands each chunk to an `Outbox` for the recorder process: a buffer written to a 
 as far as the pipe takes it, so recording, rendering and the database never slow the
 terminal (they run on the other core, under another GIL).
 Signals arrive as bytes on a pipe (`signal.set_wakeup_fd`, as asciinema 2.x does), so the
-loop sleeps in `select` until something happens. Text that supervise itself wants to type
-into the child (`send`) waits in the same pending-input buffer as the user's keys and is
-written only when the PTY is writable.
+loop sleeps in `select` until something happens.
 
-The recorder may ask the loop to type the session context into the child (`inject`). The
+The recorder may ask the loop to type the session context into the child (`Inject`). The
 loop has the last word, as only it sees the user's keys: it declines while the user is
 typing or has a half-typed line, and holds their keys back while it types, so the two
-never interleave.
+never interleave. What it types waits in the same pending-input buffer as the user's keys
+and is written only when the PTY is writable.
 
 Every effect is a parameter (child, fds, outbox, size function), so tests run it with real
 tiny children.
@@ -23,10 +22,8 @@ from __future__ import annotations
 import errno
 import io
 import os
-import re
 import selectors
 import signal
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +31,8 @@ from dataclasses import dataclass
 from ptyprocess import PtyProcess
 
 from . import tty
-from .channel import Inbox, Outbox
+from .channel import Inbox, Inject, Message, Note, Outbox
+from .keys import KeyWatch
 
 READ_SIZE = 65536
 # After the child exits, grandchildren may still hold the PTY open: read what is already on
@@ -52,10 +50,6 @@ BACKLOG_CAP = 16 << 20
 ENTER_DELAY = 0.4
 ENTER_DELAY_PER_KB = 0.05
 RELEASE_AFTER = 0.3  # then the user's held-back keys follow
-USER_QUIET = 1.5  # a key within this many seconds: the user is typing, don't inject
-_ESCAPES = re.compile(rb"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|O.|.)?", re.DOTALL)
-_LINE_ENDS = frozenset(b"\r\n\x03\x15")  # Enter, ^C, ^U: the input line is empty again
-_ERASE = frozenset(b"\x7f\x08")
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 HANDLED = (signal.SIGWINCH, signal.SIGCHLD, *FORWARDED)
@@ -84,7 +78,7 @@ class PtyLoop:
         outbox: Outbox,
         *,
         inbox: Inbox | None = None,
-        on_message: Callable[[dict], None] | None = None,
+        on_message: Callable[[Message], None] | None = None,
         stdin_fd: int | None,
         stdout_fd: int | None,
         size: Callable[[], tuple[int, int]],
@@ -106,33 +100,16 @@ class PtyLoop:
         self.backlog_cap = backlog_cap
         self.stdin_is_tty = stdin_fd is not None and os.isatty(stdin_fd)
         self._pending = bytearray()
-        self._injected: list[bytes] = []
-        self._lock = threading.Lock()
-        self._wake_r, self._wake_w = os.pipe()
-        for fd in (self._wake_r, self._wake_w):
-            os.set_blocking(fd, False)
         self._status: int | None = None
         self._interrupted_by: int | None = None
         self._kill_at: float | None = None
         self._stdout_ok = stdout_fd is not None
         self._send_eof = False
-        self._last_key = float("-inf")
-        self._draft = 0  # characters the user has typed on the agent's input line, roughly
-        self._draft_since = 0.0  # when that line was begun (loop time)
-        self._holding: object | None = None  # the injection in progress: user keys wait
+        self._keys = KeyWatch()
+        self._holding: int | None = None  # the injection in progress: user keys wait
         self._held = bytearray()
-        self._timers: list[tuple[float, str]] = []
-
-    # -- called from other threads ------------------------------------------------------------
-
-    def send(self, data: bytes) -> None:
-        """Queue bytes to type into the child (thread-safe); the loop writes them when it can."""
-        with self._lock:
-            self._injected.append(bytes(data))
-        try:
-            os.write(self._wake_w, b"\0")
-        except BlockingIOError:
-            pass  # the loop is already due to wake up
+        self._enter_at: float | None = None  # when to press Enter after the injected text
+        self._release_at: float | None = None  # when the held keys follow
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -151,7 +128,6 @@ class PtyLoop:
         try:
             sel.register(master, selectors.EVENT_READ)
             sel.register(sig_r, selectors.EVENT_READ)
-            sel.register(self._wake_r, selectors.EVENT_READ)
             if self.inbox is not None:
                 sel.register(self.inbox.fd, selectors.EVENT_READ)
             if self.stdin_fd is not None:
@@ -165,7 +141,7 @@ class PtyLoop:
             for s, h in old_handlers.items():
                 signal.signal(s, h)
             sel.close()
-            for fd in (sig_r, sig_w, self._wake_r, self._wake_w):
+            for fd in (sig_r, sig_w):
                 os.close(fd)
         code, sig = exit_code_from_status(self._status if self._status is not None else 0)
         return Outcome(code, sig, self._interrupted_by)
@@ -180,9 +156,9 @@ class PtyLoop:
             now = self.clock()
             if drain_until is not None:
                 timeout = max(0.0, min(DRAIN_QUIET, drain_until - now))
-            if self._kill_at is not None or self._timers:
-                at = min([t for t, _ in self._timers] + ([self._kill_at] if self._kill_at is not None else []))
-                wait = max(0.0, at - now)
+            due = [at for at in (self._kill_at, self._enter_at, self._release_at) if at is not None]
+            if due:
+                wait = max(0.0, min(due) - now)
                 timeout = wait if timeout is None else min(timeout, wait)
             # Under heavy output, frames for the recorder go out in batches; before sleeping,
             # whatever is left goes out so the recorder (and the detector) see it at once.
@@ -216,22 +192,16 @@ class PtyLoop:
                     self.outbox.writable()
                 elif fd == inbox_fd:
                     for message in self.inbox.read():
-                        if "inject" in message:
-                            self._inject(message["inject"], now)
+                        if isinstance(message, Inject):
+                            self._inject(message, now)
                         else:
                             self.on_message(message)
                     if self.inbox.closed:
                         sel.unregister(inbox_fd)
                         inbox_fd = None
-                elif fd == self._wake_r:
-                    _drain_pipe(self._wake_r)
-                    with self._lock:
-                        for chunk in self._injected:
-                            self._pending += chunk
-                        self._injected.clear()
                 else:
                     self._read_stdin(sel, now)
-            if self._timers:
+            if self._enter_at is not None or self._release_at is not None:
                 self._run_timers(now)
             if self._send_eof and not self._pending:
                 self._send_eof = False
@@ -320,8 +290,7 @@ class PtyLoop:
         if not data:
             self._stdin_eof(sel)
             return
-        self._last_key = now
-        self._track_draft(data, now - self.start)
+        self._keys.keys(data, now, now - self.start)
         if self._holding is not None:
             self._held += data
         else:
@@ -329,54 +298,36 @@ class PtyLoop:
         if self.record_input:
             self.outbox.input(now - self.start, data)
 
-    def _track_draft(self, data: bytes, t: float) -> None:
-        for byte in _ESCAPES.sub(b"", data):
-            if byte in _LINE_ENDS:
-                self._draft = 0
-            elif byte in _ERASE:
-                self._draft = max(0, self._draft - 1)
-            elif byte >= 0x20:
-                if not self._draft:
-                    self._draft_since = t
-                self._draft += 1
-
     # -- typing for supervise ------------------------------------------------------------------
 
-    def _inject(self, request: dict, now: float) -> None:
+    def _inject(self, request: Inject, now: float) -> None:
         """Type `data`, then Enter a moment later; or decline, saying why."""
-        rid = request.get("id")
         why = None
         if self._holding is not None:
             why = "typing already"
-        elif now - self._last_key < USER_QUIET:
-            why = "user typing"
-        elif self._draft and self._draft_since >= float(request.get("fresh", 0.0)):
-            # keys typed since the agent last showed a fresh prompt: a half-typed line (keys
-            # from before were taken by the agent: a dialog's "y", a menu's "1")
-            why = "user has a half-typed line"
         elif self._status is not None:
             why = "child exited"
+        else:
+            why = self._keys.typing(now, request.fresh)
         if why:
-            self.outbox.note(now - self.start, {"id": rid, "state": "declined", "why": why})
+            self.outbox.note(now - self.start, Note(request.id, "declined", why=why))
             return
-        data = str(request.get("data", "")).encode()
-        self._holding = rid
+        data = request.data.encode()
+        self._holding = request.id
         self._pending += data
-        delay = ENTER_DELAY + len(data) / 1024 * ENTER_DELAY_PER_KB if data else 0.0
-        self._timers.append((now + delay, "enter"))
+        self._enter_at = now + (ENTER_DELAY + len(data) / 1024 * ENTER_DELAY_PER_KB if data else 0.0)
 
     def _run_timers(self, now: float) -> None:
-        due = [name for t, name in self._timers if t <= now]
-        self._timers = [(t, name) for t, name in self._timers if t > now]
-        for name in due:
-            if name == "enter":
-                self._pending += b"\r"
-                self.outbox.note(now - self.start, {"id": self._holding, "state": "typed", "t": now - self.start, "held": len(self._held)})
-                self._timers.append((now + RELEASE_AFTER, "release"))
-            elif name == "release":
-                self._pending += self._held
-                self._held.clear()
-                self._holding = None
+        if self._enter_at is not None and self._enter_at <= now:
+            self._enter_at = None
+            self._pending += b"\r"
+            self.outbox.note(now - self.start, Note(self._holding, "typed", t=now - self.start, held=len(self._held)))
+            self._release_at = now + RELEASE_AFTER
+        if self._release_at is not None and self._release_at <= now:
+            self._release_at = None
+            self._pending += self._held
+            self._held.clear()
+            self._holding = None
 
     def _stdin_eof(self, sel: selectors.BaseSelector) -> None:
         """Input ended (a pipe or file as stdin): pass EOF on, as the terminal's ^D would."""

@@ -17,10 +17,11 @@ from ptyprocess import PtyProcess
 
 from . import claude, paths, transcript, tty
 from .hook import SOCKET_ENV
-from . import patterns as patternfiles
+from . import patterns
 from .patterns import PatternSet
 from .errors import SuperviseError
-from .channel import Inbox, Outbox
+from .channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, Outbox
+from .events import EventSink
 from .pty_loop import PtyLoop
 from .recorder import RecorderConfig
 from .store import COMPLETED, FAILED, INTERRUPTED, Store, supervisor_alive
@@ -53,13 +54,13 @@ def choose_patterns(opts: RunOptions, env: Mapping[str, str]) -> tuple[str, Patt
     """The agent name and its pattern set: --agent, else the command's name
     (`/usr/bin/claude` selects the set whose commands include `claude`). Every pattern file
     is validated first: a broken one stops the session before it starts."""
-    sets = patternfiles.load_all([Path(p) for p in opts.pattern_files], env)
+    sets = patterns.load_all([Path(p) for p in opts.pattern_files], env)
     wanted = opts.agent or Path(opts.argv[0]).name
-    chosen = patternfiles.select(sets, wanted)
+    chosen = patterns.select(sets, wanted)
     if opts.agent and chosen is None:
         raise SuperviseError(
             f"no pattern set for agent '{opts.agent}'",
-            f"use one of: {', '.join(sorted(sets))}, or add a file to {patternfiles.user_dir(env)}",
+            f"use one of: {', '.join(sorted(sets))}, or add a file to {patterns.user_dir(env)}",
             exit_code=2,
         )
     return (chosen.agent if chosen else wanted), chosen
@@ -76,9 +77,9 @@ def run(
     env = dict(os.environ if env is None else env)
     stderr = stderr or sys.stderr
     agent, pattern_set = choose_patterns(opts, env)
-    if pattern_set is None and agent in patternfiles.KNOWN_AGENTS:
+    if pattern_set is None and agent in patterns.KNOWN_AGENTS:
         print(
-            f"supervise: no pattern set for {agent} ({patternfiles.KNOWN_AGENTS[agent]}): its compactions will not be "
+            f"supervise: no pattern set for {agent} ({patterns.KNOWN_AGENTS[agent]}): its compactions will not be "
             f"detected and no context given back · see: supervise patterns list",
             file=stderr,
         )
@@ -106,7 +107,7 @@ def run(
     executable = shutil.which(opts.argv[0], path=env.get("PATH", os.defpath))
     if executable is None:
         store.finish_session(sid, FAILED, 127)
-        store.add_events(sid, [_event("spawn_failed", {"error": "command not found", "command": opts.argv[0]})])
+        EventSink(store, sid).emit("spawn_failed", 0.0, {"error": "command not found", "command": opts.argv[0]}, None)
         raise SuperviseError(
             f"command not found: {opts.argv[0]}",
             "check the spelling, or give the full path after `--`",
@@ -166,7 +167,7 @@ def run(
         outbox.close()
         inbox.close()
         store.finish_session(sid, FAILED, code)
-        store.add_events(sid, [_event("spawn_failed", {"error": str(exc)})])
+        EventSink(store, sid).emit("spawn_failed", 0.0, {"error": str(exc)}, None)
         raise SuperviseError(f"cannot run {opts.argv[0]}: {exc}", exit_code=code) from exc
     store.update_session(sid, child_pid=proc.pid)
 
@@ -174,20 +175,19 @@ def run(
     given: list[dict] = []  # injections
     compacted = [False]  # was there anything to give back, besides a resumed session's context?
 
-    def heard(message: dict) -> None:
-        if "error" in message:
-            notes.append(message["error"])
-        event = message.get("event") or {}
-        if event.get("kind") == "injection":
-            given.append(event.get("detail") or {})
-        elif event.get("kind") == "compaction_finished":
+    def on_message(message: Message) -> None:
+        if isinstance(message, Error):
+            notes.append(message.text)
+        elif isinstance(message, Injected):
+            given.append(message.detail)
+        elif isinstance(message, Compacted):
             compacted[0] = True
 
     loop = PtyLoop(
         proc,
         outbox,
         inbox=inbox,
-        on_message=heard,
+        on_message=on_message,
         stdin_fd=stdin_fd,
         stdout_fd=stdout_fd,
         size=lambda: tty.size(stdout_fd, stdin_fd, env=env),
@@ -209,9 +209,11 @@ def run(
                 outbox.drain(RECORDER_WAIT)
                 outbox.close()
                 modes = ""
-                for message in inbox.read_until(lambda m: "modes" in m, RECORDER_WAIT):
-                    modes = message.get("modes", modes)
-                    heard(message)
+                for message in inbox.read_until(Modes, RECORDER_WAIT):
+                    if isinstance(message, Modes):
+                        modes = message.sequence
+                    else:
+                        on_message(message)
                 _restore_modes(stdout_fd, modes)
     finally:
         if outcome is None:  # an exception escaped the loop: the child must not outlive us
@@ -219,8 +221,8 @@ def run(
             store.finish_session(sid, FAILED, 1)
     # The text log is complete once the recorder has rendered everything; don't hold the
     # user's shell for long if it is far behind (it finishes in the background).
-    for message in inbox.read_until(lambda m: "done" in m, RECORDER_WAIT):
-        heard(message)
+    for message in inbox.read_until(Done, RECORDER_WAIT):
+        on_message(message)
     inbox.close()
     if socket_dir:
         shutil.rmtree(socket_dir, ignore_errors=True)
@@ -276,12 +278,6 @@ def _start_recorder(config: RecorderConfig, env: Mapping[str, str], sdir: Path) 
     os.close(frames_r)
     os.close(back_w)
     return Outbox(frames_w), Inbox(back_r), proc
-
-
-def _event(kind: str, detail: dict, offset: float = 0.0):
-    from .store import Event, utcnow
-
-    return Event(kind, detail, offset, utcnow())
 
 
 def _restore_signals() -> None:

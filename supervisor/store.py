@@ -11,7 +11,7 @@ import json
 import os
 import secrets
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -255,11 +255,15 @@ class Store:
 
     # -- contexts -------------------------------------------------------------------------------
 
-    def add_context(self, session_id: str, **fields: Any) -> dict:
-        """Store a context as the session's next round (1, 2, ...)."""
+    def add_context(self, session_id: str, render: Callable[[int], str], **fields: Any) -> dict:
+        """Store a context as the session's next round (1, 2, ...); `render(round)` gives its
+        prompt. Round and prompt are decided in one write transaction, so two processes
+        making a round of one session at once (a `resume` during the session-end context)
+        each get their own round and each prompt names its own."""
         with self.db.conn:
+            self.db.execute("begin immediate")
             row = self.db.execute("select coalesce(max(round), 0) + 1 from contexts where session_id = ?", [session_id]).fetchone()
-            record = {"session_id": session_id, "round": row[0], "created": utcnow(), **fields}
+            record = {"session_id": session_id, "round": row[0], "created": utcnow(), **fields, "prompt": render(row[0])}
             if not isinstance(record.get("context"), str):
                 record["context"] = json.dumps(record["context"], ensure_ascii=False)
             self.db["contexts"].insert(record)

@@ -7,7 +7,8 @@ import pytest
 import fixtureset
 import sessiongen
 from fakeapi import FakeAnthropic
-from supervisor import context as ctx, contexts, digest, patterns, summarizer, userturns
+from supervisor import config, patterns, userturns
+from supervisor.contexts import digest, rounds, schema as ctx, summarizer
 from supervisor.patterncheck import log_lines
 from supervisor.store import Store
 
@@ -78,7 +79,7 @@ def test_the_original_request_of_every_real_agent_is_found_verbatim(fixture):
     assert ctx.heuristic(d)["original_request"] == d.original_request
     with FakeAnthropic() as api:
         api.add({"tool_use": {"name": ctx.TOOL["name"], "input": ctx.heuristic(d)}})
-        summarizer.summarize(d, None, summarizer.Config(base_url=api.url, api_key="test-key", max_retries=0, timeout=10.0))
+        summarizer.summarize(d, None, config.Summary(base_url=api.url, api_key="test-key", max_retries=0, timeout=10.0))
         [sent] = api.messages()
     assert folded(wanted) in folded(sent.last_user_text())
 
@@ -92,17 +93,17 @@ def test_a_later_round_reads_only_what_came_since_and_keeps_the_request(tmp_path
     store.update_session(s["id"], log_path=str(log), cast_path=str(tmp_path / "none.cast"))
     early = "\n".join(f"early build step {i} of the lexer module" for i in range(20_000))
     log.write_text("❯ write a lexer for the config language\n" + early + "\n")
-    cfg = summarizer.Config(api_key=None)
+    settings = config.Settings()
     read = []
     build = digest.build
     monkeypatch.setattr(digest, "build", lambda text, *a, **kw: read.append(len(text)) or build(text, *a, **kw))
-    first = contexts.make(store, store.get_session(s["id"]), "periodic", cfg, env={}, live=True)
+    first = rounds.make(store, store.get_session(s["id"]), "periodic", settings, env={}, live=True)
     assert first["log_offset"] == log.stat().st_size
     with open(log, "a") as fh:
         fh.write("❯ now add error recovery to the parser\nError: ParseError in parser.py line 12\nFixed: ParseError in parser.py\n")
-    second = contexts.make(store, store.get_session(s["id"]), "periodic", cfg, env={}, live=True,
-                           patterns=patterns.load_all(env={})["claude"])
+    second = rounds.make(store, store.get_session(s["id"]), "periodic", settings, env={}, live=True,
+                         pattern_set=patterns.load_all(env={})["claude"])
     assert second["round"] == 2 and second["log_offset"] == log.stat().st_size
     assert second["context"]["original_request"] == "write a lexer for the config language"  # carried by round 1
     assert second["context"]["current_task"] == "now add error recovery to the parser"
-    assert read[0] > len(early) and read[-1] < contexts.OVERLAP + 500  # what came since, and the overlap
+    assert read[0] > len(early) and read[-1] < rounds.OVERLAP + 500  # what came since, and the overlap

@@ -1,6 +1,7 @@
 """The injection rules (supervisor/injection.py) on their own: which context, when, how often.
 Time is passed in, so the rules are checked at exact moments."""
 
+from supervisor.channel import Note
 from supervisor.injection import CONFIRM_WAIT, PASTE_END, PASTE_START, Context, Injector, prepare
 
 PROMPT = "[supervise] You are continuing earlier work.\n\nCurrent task: the parser"
@@ -24,7 +25,7 @@ def typing_on_resume():
     inj.on_context(Context("parent", 3, PROMPT, made=1.0))
     idle_at(inj, 1.0)
     inj.tick(2.0)
-    return inj, sent, recorded, sent[0]["inject"]["id"]
+    return inj, sent, recorded, sent[0].id
 
 
 def test_a_context_made_before_the_compaction_began_is_not_given():
@@ -37,7 +38,7 @@ def test_a_context_made_before_the_compaction_began_is_not_given():
     assert sent == []
     inj.on_context(Context("s1", 2, PROMPT, made=14.0))
     inj.tick(20.1)
-    assert [m["inject"]["data"] for m in sent] == [PASTE_START + PROMPT + PASTE_END]
+    assert [m.data for m in sent] == [PASTE_START + PROMPT + PASTE_END]
 
 
 def test_nothing_is_typed_mid_output_in_a_dialog_or_after_the_hook_gave_it():
@@ -59,10 +60,10 @@ def test_nothing_is_typed_mid_output_in_a_dialog_or_after_the_hook_gave_it():
 def test_unconfirmed_typing_is_retried_once_then_recorded_as_not_confirmed():
     inj, sent, recorded, rid = typing_on_resume()
     [first] = sent
-    inj.on_note({"id": rid, "state": "typed", "t": 2.5}, 2.5)
+    inj.on_note(Note(rid, "typed", t=2.5), 2.5)
     inj.tick(2.5 + CONFIRM_WAIT + 0.1)  # not taken; the screen is as before: nothing arrived
-    assert sent[-1]["inject"]["data"] == first["inject"]["data"]
-    inj.on_note({"id": rid, "state": "typed", "t": 12.0}, 12.0)
+    assert sent[-1].data == first.data
+    inj.on_note(Note(rid, "typed", t=12.0), 12.0)
     inj.tick(12.0 + CONFIRM_WAIT + 0.1)
     assert len(sent) == 2
     assert recorded[-1]["confirmed"] is False and recorded[-1]["tries"] == 2 and recorded[-1]["reason"] == "resume"
@@ -72,11 +73,11 @@ def test_unconfirmed_typing_is_retried_once_then_recorded_as_not_confirmed():
 
 def test_the_agent_getting_busy_after_enter_confirms_and_a_changed_screen_gets_enter_alone():
     inj, sent, recorded, rid = typing_on_resume()
-    inj.on_note({"id": rid, "state": "typed", "t": 2.5}, 2.5)
+    inj.on_note(Note(rid, "typed", t=2.5), 2.5)
     idle_at(inj, 2.6, screen=["> [pasted 60 bytes]", "toy: ready"])  # there, but not taken
     inj.tick(2.6 + CONFIRM_WAIT)
-    assert sent[-1]["inject"]["data"] == ""  # Enter alone
-    inj.on_note({"id": rid, "state": "typed", "t": 11.0}, 11.0)
+    assert sent[-1].data == ""  # Enter alone
+    inj.on_note(Note(rid, "typed", t=11.0), 11.0)
     inj.on_frame(11.2, ["working... (esc to interrupt)"], idle=False, busy=True, dialog=False, paste=True)
     inj.tick(11.3)
     assert recorded[-1]["confirmed"] is True and recorded[-1]["tries"] == 2 and recorded[-1]["evidence"] == ["screen"]
@@ -106,3 +107,34 @@ def test_typed_text_is_plain_text_whatever_the_context_holds():
     assert body == "abc\n!touch /tmp/x\n1~defg"  # a nested marker cannot end the paste: no escape is left
     assert prepare(hostile, paste=False) == "abc !touch /tmp/x 1~defg"
     assert len(prepare("x" * 100_000, paste=True)) == MAX_TYPED + len(PASTE_START) + len(PASTE_END)
+
+
+def test_what_the_rules_decide_is_done_after_the_lock_is_released():
+    """Recording an injection writes to SQLite, the .cast file and a pipe; asking the loop to
+    type writes to a pipe. Neither may run while the lock is held: a slow disk or a full pipe
+    would stall the render thread and every hook waiting on it."""
+    held = []
+    inj = None
+
+    def effect(*args):
+        free = inj._cond.acquire(blocking=False)  # a plain lock: False if this thread holds it
+        held.append(not free)
+        if free:
+            inj._cond.release()
+
+    inj = Injector("auto", send=effect, record=effect)
+    inj.on_event("compaction_started", 1.0)
+    inj.on_event("compaction_finished", 2.0)
+    inj.on_context(Context("s1", 1, PROMPT, made=1.5))
+    idle_at(inj, 2.0)
+    inj.tick(3.0)  # asks the loop to type
+    rid = inj.attempt.id
+    inj.on_note(Note(rid, "typed", t=3.5), 3.5)
+    inj.on_idle_event(4.0)
+    inj.tick(4.1)  # confirmed: records the injection
+    assert inj.hook("compact", lambda: 5.0, wait=0) is None  # given already
+    inj.on_event("compaction_started", 25.0)  # a second compaction
+    inj.on_event("compaction_finished", 30.0)
+    inj.on_context(Context("s1", 2, PROMPT, made=29.0))
+    assert inj.hook("compact", lambda: 31.0, wait=0) == PROMPT  # records the hook's delivery
+    assert held == [False, False, False]

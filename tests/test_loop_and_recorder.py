@@ -23,35 +23,6 @@ def drain(fd, sink):
         sink.append(data)
 
 
-def test_text_sent_from_another_thread_is_typed_into_the_child():
-    child = PtyProcess.spawn([sys.executable, "-c", "print('READY', flush=True); print('GOT', input(), flush=True)"])
-    r, w = os.pipe()
-    frames = []
-    reader = threading.Thread(target=drain, args=(r, frames))
-    reader.start()
-    outbox = channel.Outbox(w)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    loop = PtyLoop(child, outbox, stdin_fd=None, stdout_fd=devnull, size=lambda: (80, 24))
-
-    def type_when_ready():
-        deadline = time.monotonic() + 10
-        while b"READY" not in b"".join(frames) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        loop.send("typed by supervise ✻\r".encode())
-
-    threading.Thread(target=type_when_ready).start()
-    outcome = loop.run()
-    outbox.drain(5)
-    outbox.close()
-    reader.join(5)
-    os.close(devnull)
-    parsed, used = channel.parse_frames(b"".join(frames))
-    assert used == sum(map(len, frames))
-    output = b"".join(p for k, _, p in parsed if k == channel.OUTPUT).decode()
-    assert outcome.exit_code == 0
-    assert "GOT typed by supervise ✻" in output
-
-
 def start_recorder(tmp_path):
     store = Store(tmp_path / "s.db")
     sid = store.create_session(command="x", argv=["x"], cwd="/", pid=os.getpid())["id"]
@@ -74,9 +45,9 @@ def test_markers_and_events_reach_the_cast_and_the_database(tmp_path):
     outbox.end(0.4, {"exit_code": 0})
     assert outbox.drain(5)
     outbox.close()
-    messages = inbox.read_until(lambda m: "done" in m, 10)
+    messages = inbox.read_until(channel.Done, 10)
     thread.join(10)
-    assert {"modes": "\x1b[?2004l"} in messages  # the child left bracketed paste on
+    assert channel.Modes("\x1b[?2004l") in messages  # the child left bracketed paste on
     lines = [json.loads(l) for l in (tmp_path / "s.cast").read_text().splitlines()[1:]]
     assert [0.2, "m", "compaction_started"] in lines
     assert [(e["kind"], e["detail"]) for e in store.events(sid)] == [("compaction_started", {"source": "regex"}), ("note", {"x": 1})]
@@ -138,7 +109,7 @@ TWO_LINES = "print('READY', flush=True); got = [input(), input()]; print('GOT', 
 def test_the_users_keys_wait_while_supervise_types_so_the_two_never_mix():
     def script(stdin_w, inbox_w, output):
         wait_until(lambda: "READY" in output())
-        channel.send_message(inbox_w, {"inject": {"id": 7, "data": "the context", "fresh": 0.0}})
+        channel.send_message(inbox_w, channel.Inject(7, "the context", 0.0))
         time.sleep(0.1)
         os.write(stdin_w, b"my own line\r")  # typed while the context is being typed
 
@@ -152,10 +123,10 @@ def test_the_loop_declines_to_type_while_the_user_is_typing():
         wait_until(lambda: "READY" in output())
         os.write(stdin_w, b"half a li")
         time.sleep(0.2)
-        channel.send_message(inbox_w, {"inject": {"id": 1, "data": "the context", "fresh": 0.0}})
+        channel.send_message(inbox_w, channel.Inject(1, "the context", 0.0))
         time.sleep(0.5)
         os.write(stdin_w, b"ne\rsecond\r")
 
     out, notes = run_loop_with_inbox(TWO_LINES, script)
     assert "GOT ['half a line', 'second']" in out
-    assert notes == [{"id": 1, "state": "declined", "why": "user typing"}]
+    assert [(n["id"], n["state"], n["why"]) for n in notes] == [(1, "declined", "user typing")]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from supervisor.redact import findings, redact
+from supervisor.contexts.redact import findings, redact
 
 # Real formats, fake values (made up here; none was ever valid).
 SECRETS = [

@@ -101,3 +101,29 @@ def test_a_database_from_an_older_supervise_is_upgraded_in_place(tmp_path):
     store = Store(path)
     assert "agent_session_id" in store.db["sessions"].columns_dict
     assert store.get_session("abc234")["command"] == "claude"
+
+
+def test_a_context_round_is_decided_once_even_with_two_writers(tmp_path):
+    """Two processes may make a round of one session at once (a `resume` during its
+    session-end context): each gets its own round, and each prompt names that round."""
+    import threading
+
+    path = tmp_path / "s.db"
+    first = Store(path)
+    s = first.create_session(command="x", argv=["x"], cwd="/")
+    barrier = threading.Barrier(2)
+    rows = []
+
+    def write():
+        store = Store(path)
+        barrier.wait()
+        rows.append(store.add_context(s["id"], lambda n: f"round {n}", trigger="t", source="heuristic", context={}))
+        store.close()
+
+    threads = [threading.Thread(target=write) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    stored = first.contexts(s["id"])
+    assert [(c["round"], c["prompt"]) for c in stored] == [(1, "round 1"), (2, "round 2")]

@@ -7,7 +7,8 @@ import pytest
 
 from conftest import run_cli
 import sessiongen
-from supervisor import context as ctx, digest, summarizer
+from supervisor import config
+from supervisor.contexts import digest, schema as ctx, summarizer
 from fakeapi import FakeAnthropic
 
 GOOD = {
@@ -35,7 +36,7 @@ def session_digest():
 
 
 def cfg(api, **kw):
-    return summarizer.Config(base_url=api.url, api_key="test-key", **{"max_retries": 2, "timeout": 10.0, **kw})
+    return config.Summary(base_url=api.url, api_key="test-key", **{"max_retries": 2, "timeout": 10.0, **kw})
 
 
 def tool_reply(data):
@@ -105,7 +106,7 @@ def test_a_timeout_falls_back(api, session_digest):
 
 
 def test_no_api_key_falls_back_without_a_call(api, session_digest):
-    result = summarizer.summarize(session_digest, None, summarizer.Config(base_url=api.url))
+    result = summarizer.summarize(session_digest, None, config.Summary(base_url=api.url))
     assert result.source == "heuristic" and result.error.startswith("no API key")
     assert api.messages() == []
 
@@ -150,7 +151,7 @@ def test_contexts_are_made_periodically_and_at_the_end_of_a_session(tmp_path):
 
 
 def test_the_apis_token_count_corrects_the_estimate(api, tmp_path):
-    from supervisor import contexts
+    from supervisor.contexts import rounds
     from supervisor.store import Store
 
     text, _ = sessiongen.generate(3_000_000)
@@ -160,7 +161,7 @@ def test_the_apis_token_count_corrects_the_estimate(api, tmp_path):
     session = store.create_session(command="claude", argv=["claude"], cwd="/", log_path=str(log), status="completed")
     api.count_factor = 3.0  # the real tokenizer counts three times what we estimate
     api.add(tool_reply(GOOD), times=None)
-    row = contexts.make(store, session, "manual", cfg(api, budget=4_000))
+    row = rounds.make(store, session, "manual", config.Settings(summary=cfg(api, budget=4_000)))
     assert row["digest_tokens"] <= 4_000  # shrunk until the API's count fits
     counts = [r for r in api.requests if r.path == "/v1/messages/count_tokens"]
     assert len(counts) == 2  # counted, rebuilt smaller, counted again

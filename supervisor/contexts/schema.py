@@ -11,7 +11,7 @@ import re
 import string
 
 from .digest import SALIENT, Digest, estimate_tokens
-from .plaintext import plain
+from ..plaintext import plain
 
 LIST_FIELDS = ("completed_steps", "pending_steps", "key_decisions", "relevant_files", "errors_and_resolutions")
 TEXT_FIELDS = ("original_request", "current_task")

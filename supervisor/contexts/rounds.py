@@ -12,11 +12,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from . import context as ctx, digest, patterns as patternfiles, summarizer, transcript
-from .errors import SuperviseError
-from .export import text_lines
-from .patterns import PatternSet
-from .store import COMPLETED, FAILED, Store
+from .. import patterns, transcript
+from ..config import Settings, Summary
+from ..errors import SuperviseError
+from ..export import text_lines
+from ..patterns import PatternSet
+from ..store import COMPLETED, FAILED, Store
+from . import digest, schema, summarizer
 
 
 # Bytes of the previous round's text read again: the recent activity keeps its lead-in.
@@ -83,12 +85,11 @@ def make(
     store: Store,
     session: dict,
     trigger: str,
-    cfg: summarizer.Config,
+    settings: Settings,
     env: Mapping[str, str] | None = None,
     screen: list[str] | None = None,
-    template: str | None = None,
     transcript_dir: Path | None = None,
-    patterns: PatternSet | None = None,
+    pattern_set: PatternSet | None = None,
     live: bool = False,
 ) -> dict:
     """The session's next context round. It digests only what the session showed since the
@@ -96,6 +97,7 @@ def make(
     a round costs the same however long the session has run. `live`: made by the recorder of
     a running session (its log is current; `screen` is what is on screen now)."""
     env = os.environ if env is None else env
+    cfg: Summary = settings.summary
     began = time.monotonic()
     previous_row = store.latest_context(session["id"])
     # A resumed session's first context carries on from the one it resumed.
@@ -103,12 +105,12 @@ def make(
     previous = chained["context"] if chained else None
     text, log_end = session_text(session, screen, (previous_row or {}).get("log_offset") or 0, live)
     records, transcript_end = transcript_records(session, env, transcript_dir, (previous_row or {}).get("transcript_offset") or 0)
-    if patterns is None:
-        patterns = pattern_set(session, env)
+    if pattern_set is None:
+        pattern_set = session_patterns(session, env)
     known = (previous or {}).get("original_request", "")
 
     def build(budget: int) -> digest.Digest:
-        return digest.build(text, budget, records, header(session), patterns, known)
+        return digest.build(text, budget, records, header(session), pattern_set, known)
 
     d = build(cfg.budget)
     # The estimate is a heuristic; where the API can count, believe it and shrink to fit.
@@ -117,9 +119,10 @@ def make(
         d = build(max(1000, int(cfg.budget * d.tokens / counted * 0.95)))
         counted = summarizer.count_tokens(d, previous, cfg) or counted
     result = summarizer.summarize(d, previous, cfg)
-    round_no = (previous_row["round"] + 1) if previous_row else 1
+    # The round is decided once, where the row is written: the prompt names the same round.
     return store.add_context(
         session["id"],
+        lambda round_no: schema.render(result.context, round_no, settings.template),
         trigger=trigger,
         source=result.source,
         model=result.model,
@@ -129,32 +132,31 @@ def make(
         output_tokens=result.output_tokens,
         cost_usd=result.cost_usd,
         context=result.context,
-        prompt=ctx.render(result.context, round_no, template),
         log_offset=log_end,
         transcript_offset=transcript_end,
         duration_ms=round((time.monotonic() - began) * 1000),
     )
 
 
-def pattern_set(session: dict, env: Mapping[str, str]) -> PatternSet | None:
+def session_patterns(session: dict, env: Mapping[str, str]) -> PatternSet | None:
     """The pattern set the session was run with (its agent's, with its own pattern files)."""
     if not session.get("agent"):
         return None
     try:
         options = session.get("options") or {}
         files = [Path(p) for p in options.get("pattern_files", []) if Path(p).exists()]
-        return patternfiles.select(patternfiles.load_all(files, env), session["agent"])
+        return patterns.select(patterns.load_all(files, env), session["agent"])
     except (SuperviseError, ValueError, AttributeError):
         return None
 
 
-def latest_or_new(store: Store, session: dict, cfg: summarizer.Config, env: Mapping[str, str]) -> dict:
+def latest_or_new(store: Store, session: dict, settings: Settings, env: Mapping[str, str]) -> dict:
     """The session's latest context; made anew first if there is none, or if the session
     showed more after it was made (a supervisor killed before its session-end context)."""
     row = store.latest_context(session["id"])
     if row is not None and not _stale(row, session):
         return row
-    return make(store, session, "resume", cfg, env, template=load_template(env))
+    return make(store, session, "resume", settings, env)
 
 
 def _stale(row: dict, session: dict) -> bool:
@@ -166,9 +168,3 @@ def _stale(row: dict, session: dict) -> bool:
         except (OSError, KeyError, TypeError):
             pass
     return last_output > made + 1.0  # a second's grace: the log is closed just before the last context
-
-
-def load_template(env: Mapping[str, str]) -> str | None:
-    """The user's context prompt template (~/.config/supervise/context_prompt.txt), if any."""
-    path = summarizer.config_file(env).parent / "context_prompt.txt"
-    return path.read_text(encoding="utf-8") if path.is_file() else None

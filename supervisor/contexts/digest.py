@@ -16,12 +16,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from . import userturns
-from .patterns import PatternSet
-from .textlog import shape
-from .transcript import user_text
+from .. import userturns
+from ..config import DEFAULT_BUDGET
+from ..patterns import PatternSet
+from ..textlog import shape
+from ..transcript import user_text
 
-DEFAULT_BUDGET = 24_000  # tokens
 SHARES = {"request": 0.15, "salient": 0.45, "recent": 0.40}
 
 # One line each; a named group says why it matters. Order: the first that matches names it.

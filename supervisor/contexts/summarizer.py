@@ -9,18 +9,14 @@ back to the heuristic summarizer, marked as such, with the reason kept.
 from __future__ import annotations
 
 import json
-import os
-import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from . import context as ctx
-from .digest import DEFAULT_BUDGET, Digest
+from ..config import Summary
+from . import schema
+from .digest import Digest
 from .pricing import cost_usd
 from .redact import redact
 
-DEFAULT_MODEL = "claude-haiku-4-5"
 SYSTEM = (
     "You keep the memory of a coding session for an AI coding agent whose context gets compacted. "
     "From the session digest (and the previous context, if any), record what the agent needs to carry on: "
@@ -29,45 +25,6 @@ SYSTEM = (
     "update what changed, do not repeat. Be specific (names, paths, commands) and brief. Secrets appear as "
     "[REDACTED:kind]; never guess them."
 )
-
-
-@dataclass
-class Config:
-    model: str = DEFAULT_MODEL
-    base_url: str | None = None
-    api_key: str | None = None
-    auth_token: str | None = None
-    timeout: float = 60.0
-    max_retries: int = 2
-    budget: int = DEFAULT_BUDGET
-
-
-def config_file(env: Mapping[str, str]) -> Path:
-    from .patterns import user_dir
-
-    return user_dir(env).parent / "config.toml"
-
-
-def load_config(env: Mapping[str, str] | None = None, **overrides) -> Config:
-    """Flags (overrides) win over env vars, which win over the config file's [summary] table."""
-    env = os.environ if env is None else env
-    try:
-        table = tomllib.loads(config_file(env).read_text()).get("summary", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        table = {}
-    key_env = table.get("api_key_env")
-    cfg = Config(
-        model=env.get("SUPERVISE_SUMMARY_MODEL") or table.get("model") or DEFAULT_MODEL,
-        base_url=env.get("SUPERVISE_SUMMARY_BASE_URL") or table.get("base_url") or env.get("ANTHROPIC_BASE_URL"),
-        api_key=env.get("SUPERVISE_SUMMARY_API_KEY") or (env.get(key_env) if key_env else None) or env.get("ANTHROPIC_API_KEY"),
-        auth_token=env.get("ANTHROPIC_AUTH_TOKEN"),
-        timeout=float(env.get("SUPERVISE_SUMMARY_TIMEOUT") or table.get("timeout") or 60.0),
-        budget=int(env.get("SUPERVISE_DIGEST_BUDGET") or table.get("budget") or DEFAULT_BUDGET),
-    )
-    for key, value in overrides.items():
-        if value is not None:
-            setattr(cfg, key, value)
-    return cfg
 
 
 @dataclass
@@ -89,7 +46,7 @@ def model_input(d: Digest, previous: dict | None) -> str:
     return redact("\n\n".join(parts))
 
 
-def _client(cfg: Config):
+def _client(cfg: Summary):
     import anthropic
 
     return anthropic.Anthropic(
@@ -98,13 +55,13 @@ def _client(cfg: Config):
     )
 
 
-def count_tokens(d: Digest, previous: dict | None, cfg: Config) -> int | None:
+def count_tokens(d: Digest, previous: dict | None, cfg: Summary) -> int | None:
     """The API's count of what a summary would send, or None (no key, no endpoint, error)."""
-    if not (cfg.api_key or cfg.auth_token):
+    if not cfg.has_key:
         return None
     try:
         counted = _client(cfg).messages.count_tokens(
-            model=cfg.model, system=SYSTEM, tools=[ctx.TOOL],
+            model=cfg.model, system=SYSTEM, tools=[schema.TOOL],
             messages=[{"role": "user", "content": model_input(d, previous)}],
         )
         return int(counted.input_tokens)
@@ -112,8 +69,8 @@ def count_tokens(d: Digest, previous: dict | None, cfg: Config) -> int | None:
         return None
 
 
-def summarize(d: Digest, previous: dict | None, cfg: Config) -> Result:
-    if not (cfg.api_key or cfg.auth_token):
+def summarize(d: Digest, previous: dict | None, cfg: Summary) -> Result:
+    if not cfg.has_key:
         return _fallback(d, previous, "no API key (set ANTHROPIC_API_KEY or SUPERVISE_SUMMARY_API_KEY)")
     import anthropic
 
@@ -127,8 +84,8 @@ def summarize(d: Digest, previous: dict | None, cfg: Config) -> Result:
                 model=cfg.model,
                 max_tokens=4096,
                 system=SYSTEM,
-                tools=[ctx.TOOL],
-                tool_choice={"type": "tool", "name": ctx.TOOL["name"]},
+                tools=[schema.TOOL],
+                tool_choice={"type": "tool", "name": schema.TOOL["name"]},
                 messages=[{"role": "user", "content": text}],
             )
         except anthropic.APIStatusError as exc:
@@ -143,9 +100,9 @@ def summarize(d: Digest, previous: dict | None, cfg: Config) -> Result:
         block = next((b for b in response.content if getattr(b, "type", None) == "tool_use"), None)
         try:
             if block is None:
-                raise ctx.Malformed("no tool call in the answer")
-            context = ctx.validate(block.input)
-        except ctx.Malformed as exc:
+                raise schema.Malformed("no tool call in the answer")
+            context = schema.validate(block.input)
+        except schema.Malformed as exc:
             problem = f"malformed answer ({exc})"
             continue
         return Result(context, "model", cfg.model, used_in, used_out, cost_usd(cfg.model, used_in, used_out))
@@ -161,4 +118,4 @@ def _message(exc) -> str:
 
 def _fallback(d: Digest, previous: dict | None, error: str, used_in: int = 0, used_out: int = 0, model: str | None = None) -> Result:
     cost = cost_usd(model, used_in, used_out) if model and (used_in or used_out) else None
-    return Result(ctx.heuristic(d, previous), "heuristic", model, used_in, used_out, cost, error)
+    return Result(schema.heuristic(d, previous), "heuristic", model, used_in, used_out, cost, error)

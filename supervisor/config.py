@@ -1,0 +1,101 @@
+"""One place for settings. A flag wins over an environment variable, which wins over the
+config file (`~/.config/supervise/config.toml`, or `$SUPERVISE_CONFIG/config.toml`), which
+wins over the default here. `load()` resolves them once into a frozen `Settings` that is
+passed down; nothing else reads the environment for a setting.
+
+The recorder process loads its own from the environment it inherits (the API key must not
+travel on a command line, where `ps` shows it).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import platformdirs
+
+DEFAULT_MODEL = "claude-haiku-4-5"
+DEFAULT_BUDGET = 24_000  # tokens of digest
+# A context made this long before a compaction finished still covers it (the hook, the typed
+# channel and the context keeper all use it); a compaction lasting longer than COMPACTION_MAX
+# is taken for a missed end.
+CONTEXT_FRESH = 120.0
+COMPACTION_MAX = 600.0
+
+
+@dataclass(frozen=True)
+class Summary:
+    """How session contexts are summarized (the `[summary]` table)."""
+
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    api_key: str | None = None
+    auth_token: str | None = None
+    timeout: float = 60.0
+    max_retries: int = 2
+    budget: int = DEFAULT_BUDGET
+
+    @property
+    def has_key(self) -> bool:
+        return bool(self.api_key or self.auth_token)
+
+
+@dataclass(frozen=True)
+class Settings:
+    summary: Summary = Summary()
+    every_seconds: float = 600.0  # a periodic context after this long with new output (0: never)
+    every_chars: int = 256 * 1024  # ... or after this much new output (0: never)
+    # Each context reads what is new on the GIL the renderer and the detector share: under
+    # heavy output the KB trigger alone fired at every check (5 s) and detection lagged by up
+    # to a second (scripts/bench_detect.py). Not more often than this.
+    min_seconds: float = 60.0
+    hook_wait: float = 20.0  # how long Claude Code's SessionStart hook waits for a context
+    recorder_grace: float = 300.0  # how long the recorder may finish after its supervisor is gone
+    recorder_priority: str = "0"  # a nice value, or "idle" (SCHED_IDLE)
+    template: str | None = None  # the user's context prompt template, if any
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("SUPERVISE_CONFIG"):
+        return Path(env["SUPERVISE_CONFIG"]).expanduser()
+    if env.get("XDG_CONFIG_HOME"):
+        return Path(env["XDG_CONFIG_HOME"]) / "supervise"
+    return Path(platformdirs.user_config_dir("supervise", appauthor=False))
+
+
+def config_file(env: Mapping[str, str] | None = None) -> Path:
+    return config_dir(env) / "config.toml"
+
+
+def load(env: Mapping[str, str] | None = None, **flags) -> Settings:
+    """The settings in force. `flags`: Summary fields given on the command line (None: not given)."""
+    env = os.environ if env is None else env
+    try:
+        table = tomllib.loads(config_file(env).read_text()).get("summary", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        table = {}
+    key_env = table.get("api_key_env")
+    summary = Summary(
+        model=env.get("SUPERVISE_SUMMARY_MODEL") or table.get("model") or DEFAULT_MODEL,
+        base_url=env.get("SUPERVISE_SUMMARY_BASE_URL") or table.get("base_url") or env.get("ANTHROPIC_BASE_URL"),
+        api_key=env.get("SUPERVISE_SUMMARY_API_KEY") or (env.get(key_env) if key_env else None) or env.get("ANTHROPIC_API_KEY"),
+        auth_token=env.get("ANTHROPIC_AUTH_TOKEN"),
+        timeout=float(env.get("SUPERVISE_SUMMARY_TIMEOUT") or table.get("timeout") or 60.0),
+        budget=int(env.get("SUPERVISE_DIGEST_BUDGET") or table.get("budget") or DEFAULT_BUDGET),
+    )
+    summary = replace(summary, **{k: v for k, v in flags.items() if v is not None})
+    template_path = config_dir(env) / "context_prompt.txt"
+    return Settings(
+        summary=summary,
+        every_seconds=float(env.get("SUPERVISE_SUMMARY_EVERY_MINUTES", "10")) * 60,
+        every_chars=int(float(env.get("SUPERVISE_SUMMARY_EVERY_KB", "256")) * 1024),
+        min_seconds=float(env.get("SUPERVISE_SUMMARY_MIN_SECONDS", "60")),
+        hook_wait=float(env.get("SUPERVISE_HOOK_WAIT", "20")),
+        recorder_grace=float(env.get("SUPERVISE_RECORDER_GRACE", "300")),
+        recorder_priority=env.get("SUPERVISE_RECORDER_PRIORITY", "0"),
+        template=template_path.read_text(encoding="utf-8") if template_path.is_file() else None,
+    )

@@ -1,0 +1,217 @@
+"""The recorder's render thread: output in, the text log and the detector's events out.
+
+The recorder's main thread hands every output chunk over (`output`); this thread feeds the
+terminal emulator, appends finished lines to the text log, and runs the detector on what
+appeared. Output waiting here is bounded (`BACKLOG_CAP`): past it, `output` blocks, the main
+thread stops reading the pipe, and the PTY loop in turn stops reading the PTY, so memory
+stays bounded under any flood and nothing is dropped. The pattern files are watched and
+reloaded here too.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from . import emulator as emulators, patterns
+from .detector import Detector
+from .errors import SuperviseError
+from .patterns import PatternSet
+from .textlog import TextLog
+
+_STOP = object()
+# Text waiting to be rendered. Past this the recorder stops reading from the loop, which in
+# turn stops reading the PTY: memory stays bounded under any flood.
+BACKLOG_CAP = 8 << 20
+# Past this much queued output, rendering joins events to catch up (detail may be lost).
+CATCH_UP = 256 << 10
+
+# what a rendered frame means for the rest: (t, screen rows, detector)
+OnFrame = Callable[[float, list[str], Detector], None]
+Emit = Callable[[str, float, dict, str], object]
+
+
+class Renderer:
+    def __init__(
+        self,
+        log_file,
+        emulator: str,
+        width: int,
+        height: int,
+        *,
+        agent: str | None,
+        pattern_files: list[str],
+        emit: Emit,
+        fail: Callable[[str, BaseException], None],
+        report: Callable[[str], None],
+        now: Callable[[], float],
+    ):
+        self._log = log_file
+        self.textlog = TextLog(emulators.make(emulator, width, height))
+        self.agent = agent
+        self.pattern_files = [Path(p) for p in pattern_files]
+        self._emit = emit
+        self._fail = fail
+        self._report = report
+        self._now = now
+        self.on_frame: list[OnFrame] = []
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._backlog = 0
+        self._room = threading.Condition()
+        self._detect_lock = threading.Lock()
+        self.detector = Detector(self._load_patterns())
+        self._observer = self._watch_patterns() if agent else None
+        self._thread = threading.Thread(target=self._work, name="supervise-render", daemon=True)
+        self._thread.start()
+
+    @property
+    def pattern_set(self) -> PatternSet | None:
+        return self.detector.patterns
+
+    def screen(self) -> list[str]:
+        return [row.text for row in list(self.textlog.rows)]
+
+    # -- the main thread's side -----------------------------------------------------------------
+
+    def output(self, t: float, text: str) -> None:
+        """Queue output for rendering; blocks while the backlog is full."""
+        with self._room:
+            while self._backlog > BACKLOG_CAP:
+                self._room.wait()
+            self._backlog += len(text)
+        self._queue.put(("o", t, text))
+
+    def resize(self, t: float, cols: int, rows: int) -> None:
+        self._queue.put(("r", t, (cols, rows)))
+
+    def finish(self) -> None:
+        """Render what is queued, write the final screen, close the log; stop watching."""
+        self._queue.put((_STOP, 0.0, None))
+        self._thread.join()
+        if self._observer is not None:
+            self._observer.stop()
+
+    # -- patterns --------------------------------------------------------------------------------
+
+    def _load_patterns(self) -> PatternSet | None:
+        if not self.agent:
+            return None
+        return patterns.select(patterns.load_all(self.pattern_files), self.agent)
+
+    def reload_patterns(self) -> None:
+        """A pattern file changed: use the new patterns, or keep the old ones if it is broken."""
+        try:
+            loaded = self._load_patterns()
+        except SuperviseError as exc:
+            self._report(f"{exc} (kept the previous patterns)")
+            self._emit("patterns_error", self._now(), {"error": exc.message}, "patterns")
+            return
+        with self._detect_lock:
+            self.detector.set_patterns(loaded)
+        self._emit("patterns_reloaded", self._now(), {"patterns": len(loaded.patterns) if loaded else 0}, "patterns")
+
+    def _watch_patterns(self):
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        renderer = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event) -> None:
+                path = os.fsdecode(getattr(event, "dest_path", "") or event.src_path)
+                if path.endswith(".toml") and event.event_type in ("modified", "created", "moved", "deleted"):
+                    renderer.reload_patterns()
+
+        observer = Observer()
+        watched = set()
+        for path in patterns.watched_paths(self.pattern_files):
+            folder = path if path.is_dir() else path.parent
+            if folder.is_dir() and folder not in watched:
+                observer.schedule(Handler(), str(folder), recursive=False)
+                watched.add(folder)
+        observer.daemon = True
+        try:
+            observer.start()
+        except Exception as exc:
+            self._fail("pattern watcher", exc)
+            return None
+        return observer
+
+    # -- the render thread ---------------------------------------------------------------------
+
+    def _work(self) -> None:
+        stop = False
+        while not stop:
+            batch = [self._queue.get()]
+            while True:  # when behind, take everything queued in one go
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                stop = self._render_batch(batch)
+            except Exception as exc:
+                self._fail("text log", exc)
+                stop = any(code is _STOP for code, _, _ in batch)
+        try:
+            self._write_log(self.textlog.finish())
+            self._log.close()
+        except Exception as exc:
+            self._fail("text log", exc)
+
+    def _render_batch(self, batch: list) -> bool:
+        """Feed output as it was recorded, one event at a time, so a line that was on screen
+        for a moment (a spinner shown for 45 ms) is seen by the detector. Only when far
+        behind are queued events joined, to catch up."""
+        behind = sum(len(p) for code, _, p in batch if code == "o") > CATCH_UP
+        pending: list[str] = []
+        pending_t = 0.0
+        stop = False
+        for code, t, payload in batch:
+            if code == "o":
+                if not behind:
+                    self._render(t, payload)
+                    continue
+                pending.append(payload)
+                pending_t = t
+                continue
+            if pending:
+                self._render(pending_t, "".join(pending))
+                pending = []
+            if code == "r":
+                self._write_log(self.textlog.resize(t, *payload).logged)
+            elif code is _STOP:
+                stop = True
+        if pending:
+            self._render(pending_t, "".join(pending))
+        self._log.flush()
+        return stop
+
+    def _render(self, t: float, text: str) -> None:
+        frame = self.textlog.feed(t, text)
+        with self._room:
+            self._backlog -= len(text)
+            self._room.notify()
+        self._write_log(frame.logged)
+        try:
+            self._detect(t, frame)
+        except Exception as exc:
+            self._fail("detector", exc)
+
+    def _detect(self, t: float, frame) -> None:
+        if self.detector.patterns is None:
+            return
+        screen = [row.text for row in self.textlog.rows]
+        with self._detect_lock:
+            found = self.detector.feed(t, frame.appeared, screen)
+        for d in found:
+            self._emit(d.kind, d.t, d.detail(), "regex")
+        for listener in self.on_frame:
+            listener(t, screen, self.detector)
+
+    def _write_log(self, lines: list[str]) -> None:
+        if lines:
+            self._log.write("\n".join(lines) + "\n")
