@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Digest benchmark: generated sessions with planted facts (supervisor/sessiongen.py).
+"""Digest benchmark: generated sessions with planted facts (tests/sessiongen.py).
 
 For each size: time to build the digest, its size against the budget, the share of
 planted facts it kept, and the model input and cost of one summary with the default model
