@@ -1,0 +1,115 @@
+"""The agent's sandbox against a real Docker engine (scripts/docker-up starts one and builds
+the small local image), and its file tools on a real workspace."""
+
+import os
+import time
+
+import pytest
+
+from conftest import require
+from supervisor.agent import sandbox, tools
+from supervisor.errors import SuperviseError
+
+IMAGE = "supervise-sandbox-test:latest"
+
+
+@pytest.fixture(scope="module")
+def client():
+    try:
+        c = sandbox.connect()
+        c.images.get(IMAGE)
+    except Exception as exc:
+        require(False, f"a Docker engine with the image {IMAGE} (run scripts/docker-up --install): {exc}")
+    return c
+
+
+@pytest.fixture
+def box(client, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.chmod(ws, 0o777)  # the container runs as another uid here (we are root)
+    b = sandbox.Sandbox.start(f"t{os.getpid()}{time.monotonic_ns() % 100000}", ws, IMAGE, network="none", client=client, user="1234:1234")
+    yield b, ws
+    b.close()
+
+
+def test_what_a_command_builds_lands_in_the_workspace_owned_by_the_user(box):
+    b, ws = box
+    result = b.exec("mkdir -p src && echo 'print(42)' > src/app.py && id -u && ls src", timeout=10)
+    assert result.exit_code == 0 and not result.timed_out
+    assert result.output.split() == ["1234", "app.py"]
+    made = ws / "src" / "app.py"
+    assert made.read_text() == "print(42)\n"
+    assert (made.stat().st_uid, made.stat().st_gid) == (1234, 1234)
+
+
+def test_a_command_past_its_timeout_is_killed_with_its_children(box):
+    b, _ = box
+    started = time.monotonic()
+    result = b.exec("sleep 300 & sleep 301; echo never", timeout=1.0)
+    assert result.timed_out and "never" not in result.output
+    assert time.monotonic() - started < 8
+    left = b.exec("ps -o args | grep -c '^sleep 30' || true", timeout=10).output.split()
+    assert left == ["0"]  # no sleep of it is still running in the container
+    text, error = tools.execute_command(b, "sleep 5", 0.5)
+    assert error and "[timed out after 0.5 s: the command was killed]" in text
+
+
+def test_the_container_is_hardened(box):
+    b, _ = box
+    b.container.reload()
+    host = b.container.attrs["HostConfig"]
+    assert host["CapDrop"] == ["ALL"] and not host.get("CapAdd")
+    assert "no-new-privileges" in host["SecurityOpt"] and host["Privileged"] is False
+    assert host["PidsLimit"] > 0 and host["Memory"] > 0 and host["NanoCpus"] > 0
+    mounts = [m["Source"] for m in b.container.attrs["Mounts"]]
+    assert len(mounts) == 1 and not any("docker.sock" in m for m in mounts)
+    assert b.exec("cat /proc/self/status | grep CapEff", timeout=10).output.split()[-1] == "0000000000000000"
+
+
+def test_a_sandbox_whose_session_is_gone_is_removed_at_the_next_start(client, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    gone = sandbox.Sandbox.start("deadsession1", ws, IMAGE, network="none", client=client)
+    alive = sandbox.Sandbox.start("livesession1", ws, IMAGE, network="none", client=client)
+    try:
+        removed = sandbox.sweep(client, running=lambda sid: sid != "deadsession1")
+        assert "deadsession1" in removed and "livesession1" not in removed
+        names = [c.name for c in client.containers.list(all=True)]
+        assert "supervise-deadsession1" not in names and "supervise-livesession1" in names
+    finally:
+        alive.close()
+        gone.close()
+
+
+def test_no_daemon_and_a_missing_image_are_one_clear_error_each(client, monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(SuperviseError, match="cannot reach the Docker daemon") as err:
+        sandbox.connect()
+    assert "start Docker" in err.value.hint
+    monkeypatch.undo()
+    with pytest.raises(SuperviseError, match="cannot pull the sandbox image supervise-no-such-image:1"):
+        sandbox.ensure_image(client, "supervise-no-such-image:1")
+
+
+@pytest.mark.parametrize("path", ["../outside.txt", "src/../../outside.txt", "/etc/passwd", "/workspace/../etc/passwd", "link/passwd", "escape"])
+def test_paths_outside_the_workspace_are_refused(tmp_path, path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "link").symlink_to("/etc")
+    (ws / "escape").symlink_to(tmp_path / "outside.txt")
+    for tool, args in (("read_file", {"path": path}), ("write_file", {"path": path, "content": "x"}), ("list_directory", {"path": path})):
+        text, error = tools.run(None, ws, tool, args)
+        assert error and text.startswith("refused"), (tool, text)
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def test_file_tools_read_write_and_list_inside_the_workspace(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert tools.run(None, ws, "write_file", {"path": "/workspace/pkg/mod.py", "content": "a\nb\nc\n"}) == ("wrote 6 bytes to /workspace/pkg/mod.py", False)
+    assert tools.run(None, ws, "read_file", {"path": "pkg/mod.py", "start_line": 2, "end_line": 3}) == ("b\nc\n", False)
+    assert tools.run(None, ws, "list_directory", {}) == ("pkg/", False)
+    big, _ = tools.run(None, ws, "write_file", {"path": "big.txt", "content": "x" * 50_000})
+    text, _ = tools.run(None, ws, "read_file", {"path": "big.txt"})
+    assert len(text) < tools.OUTPUT_CAP + 100 and "[... 40001 characters cut ...]" in text
