@@ -127,6 +127,42 @@ def resume(
     raise typer.Exit(run_session(opts))
 
 
+@app.command("agent", context_settings={"allow_interspersed_args": True})
+def agent_cmd(
+    task: Optional[List[str]] = typer.Argument(None, help="What to do (else asked at the agent› prompt)."),
+    once: bool = typer.Option(False, "-p", "--print", help="Run TASK without a prompt, then exit (0: done)."),
+    model: Optional[str] = typer.Option(None, "--model", help="The agent's model (default claude-sonnet-4-5)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Anthropic API base URL."),
+    context_limit: Optional[int] = typer.Option(None, "--context-limit", help="Tokens (default: the model's)."),
+    max_steps: int = typer.Option(50, "--max-steps", help="Model calls per task."),
+    image: Optional[str] = typer.Option(None, "--image", help="Sandbox image (default python:3.12-slim, pulled on first use)."),
+    network: str = typer.Option("bridge", "--network", help="The sandbox's network: bridge or none."),
+    workspace: Optional[Path] = typer.Option(None, "--workspace", help="Mounted at /workspace (default: this directory)."),
+    scratch: bool = typer.Option(False, "--scratch", help="A throwaway workspace instead."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per command before it is killed."),
+    confirm: bool = typer.Option(False, "--confirm", help="Ask before each command."),
+    name: Optional[str] = typer.Option(None, "--name", "-n", help="A name for this session."),
+) -> None:
+    """supervise's own coding agent, every command in a hardened Docker sandbox, run under the supervisor."""
+    from . import config
+    from .session import RunOptions, run as run_session
+
+    if network not in ("bridge", "none"):
+        raise SuperviseError(f"unknown --network '{network}'", "use bridge or none", exit_code=2)
+    if not config.load(model=model, base_url=base_url).summary.has_key:
+        raise SuperviseError("no API key for the agent's model", "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY)", exit_code=2)
+    if workspace is not None and not workspace.is_dir():
+        raise SuperviseError(f"no such directory: {workspace}", "give --workspace an existing directory, or --scratch", exit_code=2)
+    flags = ["--max-steps", str(max_steps), "--network", network, "--timeout", str(timeout)]
+    for flag, value in (("--model", model), ("--base-url", base_url), ("--context-limit", context_limit), ("--image", image),
+                        ("--workspace", workspace.resolve() if workspace else None)):
+        if value is not None:
+            flags += [flag, str(value)]
+    flags += [f for f, on in (("-p", once), ("--scratch", scratch), ("--confirm", confirm)) if on]
+    argv = [sys.executable, "-P", "-m", "supervisor.agent", *flags, "--", *(task or [])]
+    raise typer.Exit(run_session(RunOptions(argv=argv, name=name, agent="supervise-agent")))
+
+
 @app.command()
 def sessions(as_json: bool = typer.Option(False, "--json", help="Print a JSON array.")) -> None:
     """List sessions, newest first."""

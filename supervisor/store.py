@@ -115,6 +115,31 @@ def m005_context_offsets(db: sqlite_utils.Database) -> None:
     db["contexts"].add_column("duration_ms", int)
 
 
+@migrations()
+def m006_agent_messages(db: sqlite_utils.Database) -> None:
+    # `supervise agent`'s conversation, message by message, in the order it happened.
+    db["messages"].create(
+        {
+            "id": int,
+            "session_id": str,
+            "seq": int,
+            "role": str,  # user | assistant | tool (a tool result; sent to the model in a user turn)
+            "content": str,  # JSON: the message's content blocks
+            "tokens": int,  # estimate
+            "usage": str,  # JSON: the step's usage from the API (assistant messages)
+            "interrupted": int,  # a partial answer kept when the user pressed Ctrl-C
+            "compacted": int,
+            "pruned": int,
+            "created": str,
+        },
+        pk="id",
+        not_null={"session_id", "seq", "role", "content", "created"},
+        defaults={"interrupted": 0, "compacted": 0, "pruned": 0},
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+    db["messages"].create_index(["session_id", "seq"], unique=True)
+
+
 def _apply_migrations(db: sqlite_utils.Database) -> None:
     try:
         migrations.apply(db)

@@ -245,8 +245,8 @@ def build_message(req: Request, reply: Reply, model: str) -> dict:
     content: list[dict] = []
     if reply.get("text"):
         content.append({"type": "text", "text": reply["text"]})
-    tool = reply.get("tool_use")
-    if tool:
+    tools = reply.get("tool_uses") or ([reply["tool_use"]] if reply.get("tool_use") else [])
+    for tool in tools:  # several in one step: "tool_uses"
         content.append({"type": "tool_use", "id": tool.get("id", f"toolu_fake{next(_ids):06d}"), "name": tool["name"], "input": tool.get("input", {})})
     if not content:
         content.append({"type": "text", "text": ""})
@@ -258,7 +258,7 @@ def build_message(req: Request, reply: Reply, model: str) -> dict:
         "role": "assistant",
         "model": req.body.get("model", model),
         "content": content,
-        "stop_reason": "tool_use" if tool else "end_turn",
+        "stop_reason": "tool_use" if tools else "end_turn",
         "stop_sequence": None,
         "usage": usage,
     }

@@ -1,0 +1,120 @@
+"""The agent program: `python -m supervisor.agent [OPTIONS] [TASK]`, spawned by
+`supervise agent` under the supervisor like any other agent (recording, detection with
+patterns/supervise-agent.toml, contexts). It needs the session's id (SUPERVISE_SESSION_ID,
+set by the supervisor) to keep its conversation with the session."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+from .. import config
+from ..errors import SuperviseError
+from ..store import ACTIVE, Store, supervisor_alive
+from . import sandbox as sandboxes, tools
+from .conversation import Conversation
+from .loop import Agent
+from .model import Model, context_limit
+
+PROMPT = "agent› "
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="supervise agent")
+    ap.add_argument("task", nargs=argparse.REMAINDER)
+    ap.add_argument("-p", "--print", dest="once", action="store_true")
+    ap.add_argument("--model")
+    ap.add_argument("--base-url")
+    ap.add_argument("--context-limit", type=int)
+    ap.add_argument("--max-steps", type=int, default=50)
+    ap.add_argument("--image", default=sandboxes.DEFAULT_IMAGE)
+    ap.add_argument("--network", choices=["bridge", "none"], default="bridge")
+    ap.add_argument("--workspace", type=Path)
+    ap.add_argument("--scratch", action="store_true")
+    ap.add_argument("--timeout", type=float, default=tools.DEFAULT_TIMEOUT)
+    ap.add_argument("--confirm", action="store_true")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    out = sys.stdout
+
+    def write(text: str) -> None:
+        out.write(text)
+        out.flush()
+
+    session_id = os.environ.get("SUPERVISE_SESSION_ID")
+    if not session_id:
+        raise SuperviseError("the agent runs under the supervisor", "start it with: supervise agent [TASK]", exit_code=2)
+    settings = config.load()
+    model = Model.from_settings(settings.summary, args.model, args.base_url)  # no key: one line, before anything
+    store = Store.open_default()
+    client = sandboxes.connect()
+    sandboxes.sweep(client, lambda sid: _running(store, sid, session_id))
+    scratch = Path(tempfile.mkdtemp(prefix="supervise-scratch-")) if args.scratch else None
+    workspace = (scratch or args.workspace or Path.cwd()).resolve()
+    box = sandboxes.Sandbox.start(session_id, workspace, args.image, args.network, client=client, progress=lambda line: write(line + "\n"))
+    # SIGTERM and SIGHUP end the program through `finally`, so the container always goes.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
+    try:
+        agent = Agent(Conversation(store, session_id), model, box, workspace, write=write,
+                      ask=_ask if args.confirm else None, max_steps=args.max_steps, timeout=args.timeout,
+                      context_limit=context_limit(model.name, args.context_limit))
+        task = " ".join(t for t in args.task if t != "--").strip()
+        if args.once:
+            if not task:
+                raise SuperviseError("-p needs a task", "supervise agent -p 'what to do'", exit_code=2)
+            return 0 if agent.run(task) == "done" else 1
+        write(f"supervise agent · workspace {workspace} · sandbox {args.image} · model {model.name}\n")
+        if task:
+            agent.run(task)
+        while True:
+            try:
+                line = input(PROMPT)
+            except EOFError:
+                write("\n")
+                return 0
+            except KeyboardInterrupt:
+                write("\n")
+                continue
+            if line.strip() in ("/exit", "/quit"):
+                return 0
+            if line.strip():
+                agent.run(line)
+    finally:
+        box.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _ask(question: str) -> str:
+    try:
+        return input(question)
+    except EOFError:
+        return ""
+
+
+def _running(store: Store, session_id: str, ours: str) -> bool:
+    """Is that session still running (so its sandbox must stay)?"""
+    if session_id == ours:
+        return True
+    try:
+        s = store.get_session(session_id)
+    except Exception:
+        return False
+    return s["status"] == ACTIVE and supervisor_alive(s.get("pid"))
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except SuperviseError as exc:
+        print(str(exc), file=sys.stderr)
+        sys.exit(exc.exit_code or 1)

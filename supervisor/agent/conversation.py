@@ -1,0 +1,92 @@
+"""The agent's conversation, kept in the `messages` table of the session's database.
+
+Persisted in the order things happen, always: the user's turn, the assistant's message as
+soon as its step's answer is complete (or cut short: kept and marked interrupted), then
+each tool result as it completes, each in its own transaction. A crash loses at most the
+step in flight. Read back for the model (`for_api`), consecutive tool results and the
+lines the user queued meanwhile become one user turn, and a tool call whose result was
+never recorded (a crash mid-tool) gets an error result, so every request is valid.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..contexts.digest import estimate_tokens
+from ..store import Store, utcnow
+
+
+@dataclass
+class Message:
+    seq: int
+    role: str  # user | assistant | tool
+    content: list[dict]
+    usage: dict | None = None
+    interrupted: bool = False
+
+
+class Conversation:
+    def __init__(self, store: Store, session_id: str):
+        self.store = store
+        self.session_id = session_id
+        self.messages: list[Message] = [
+            Message(r["seq"], r["role"], json.loads(r["content"]), json.loads(r["usage"]) if r["usage"] else None, bool(r["interrupted"]))
+            for r in store.db.query("select * from messages where session_id = ? order by seq", [session_id])
+        ]
+
+    def add(self, role: str, content: list[dict], usage: dict | None = None, interrupted: bool = False) -> Message:
+        message = Message((self.messages[-1].seq + 1) if self.messages else 1, role, content, usage, interrupted)
+        text = json.dumps(content, ensure_ascii=False)
+        with self.store.db.conn:
+            self.store.db["messages"].insert({
+                "session_id": self.session_id, "seq": message.seq, "role": role, "content": text,
+                "tokens": estimate_tokens(text), "usage": json.dumps(usage) if usage else None,
+                "interrupted": int(interrupted), "created": utcnow(),
+            })
+        self.messages.append(message)
+        return message
+
+    def user(self, text: str) -> Message:
+        return self.add("user", [{"type": "text", "text": text}])
+
+    def tool_result(self, tool_use_id: str, text: str, is_error: bool) -> Message:
+        return self.add("tool", [{"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": is_error}])
+
+    def for_api(self) -> list[dict]:
+        """The messages as the Messages API wants them: roles alternating, every tool call
+        answered in the next user turn."""
+        out: list[dict] = []
+        pending: list[str] = []  # tool calls of the last assistant message still unanswered
+        for m in self.messages:
+            if m.role == "assistant":
+                _answer_missing(out, pending)
+                blocks = [b for b in m.content if b.get("type") in ("text", "tool_use") and (b.get("type") != "text" or b.get("text"))]
+                if not blocks:
+                    continue
+                out.append({"role": "assistant", "content": blocks})
+                pending = [b["id"] for b in blocks if b["type"] == "tool_use"]
+                continue
+            blocks = list(m.content)
+            if m.role == "tool":
+                pending = [p for p in pending if p not in {b.get("tool_use_id") for b in blocks}]
+            else:
+                _answer_missing(out, pending)
+                pending = []
+            if out and out[-1]["role"] == "user":
+                out[-1]["content"].extend(blocks)
+            else:
+                out.append({"role": "user", "content": blocks})
+        _answer_missing(out, pending)
+        return out
+
+
+def _answer_missing(out: list[dict], pending: list[str]) -> None:
+    if not pending:
+        return
+    missing = [{"type": "tool_result", "tool_use_id": p, "content": "no result recorded (interrupted)", "is_error": True} for p in pending]
+    if out and out[-1]["role"] == "user":
+        out[-1]["content"][:0] = missing  # tool results come first in their turn
+    else:
+        out.append({"role": "user", "content": missing})
+    pending.clear()

@@ -1,0 +1,94 @@
+"""One model call per step, streamed: the answer's text is shown as it comes; tool calls are
+returned to be run by us (the loop), never by the SDK.
+
+Ctrl-C while the answer streams raises Cancelled from the signal handler (the loop's), and
+what had arrived is returned as a partial, interrupted answer. The SDK retries 429, 5xx and
+overloaded itself; a 401 or an unknown model ends the task with one clear line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..config import Summary
+from ..errors import SuperviseError
+
+
+class Cancelled(Exception):
+    """The user pressed Ctrl-C."""
+
+
+@dataclass
+class Step:
+    content: list[dict]  # text and tool_use blocks, in order
+    usage: dict = field(default_factory=dict)  # input, cache read and write, output tokens of this call
+    stop_reason: str | None = None
+    interrupted: bool = False
+
+    @property
+    def tool_calls(self) -> list[dict]:
+        return [b for b in self.content if b.get("type") == "tool_use"]
+
+    @property
+    def context_tokens(self) -> int:
+        """What this call's context held: its whole input (cached or not) and its output;
+        per step, never a running total."""
+        u = self.usage
+        return sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"))
+
+
+class Model:
+    def __init__(self, model: str, base_url: str | None, api_key: str | None, auth_token: str | None, max_tokens: int = 8192):
+        import anthropic
+
+        self.name = model
+        self.max_tokens = max_tokens
+        self.client = anthropic.Anthropic(api_key=api_key, auth_token=None if api_key else auth_token, base_url=base_url, max_retries=4)
+
+    @classmethod
+    def from_settings(cls, summary: Summary, model: str | None, base_url: str | None) -> "Model":
+        if not summary.has_key:
+            raise SuperviseError("no API key for the agent's model", "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY)", exit_code=2)
+        return cls(model or DEFAULT_AGENT_MODEL, base_url or summary.base_url, summary.api_key, summary.auth_token)
+
+    def step(self, system: str, tools: list[dict], messages: list[dict], on_text: Callable[[str], None]) -> Step:
+        import anthropic
+
+        text: list[str] = []
+        try:
+            with self.client.messages.stream(model=self.name, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages) as stream:
+                for event in stream:
+                    if event.type == "content_block_delta" and getattr(event.delta, "type", "") == "text_delta":
+                        text.append(event.delta.text)
+                        on_text(event.delta.text)
+                final = stream.get_final_message()
+        except Cancelled:
+            partial = "".join(text)
+            return Step([{"type": "text", "text": partial}] if partial else [], {}, "cancelled", interrupted=True)
+        except anthropic.AuthenticationError as exc:
+            raise SuperviseError("the model API refused the key (401)", "check ANTHROPIC_API_KEY") from exc
+        except anthropic.NotFoundError as exc:
+            raise SuperviseError(f"the model API does not know the model {self.name!r}", "pass --model with a model your key can use") from exc
+        except anthropic.APIStatusError as exc:
+            raise SuperviseError(f"the model call failed: {exc.status_code} {_message(exc)}", "try again; the conversation is kept") from exc
+        except anthropic.APIError as exc:
+            raise SuperviseError(f"the model call failed: {exc}", "check the network and --base-url; the conversation is kept") from exc
+        content = [block.model_dump(exclude_none=True) for block in final.content]
+        content = [{k: v for k, v in b.items() if k in ("type", "text", "id", "name", "input")} for b in content]
+        return Step(content, final.usage.model_dump(exclude_none=True), final.stop_reason)
+
+
+DEFAULT_AGENT_MODEL = "claude-sonnet-4-5"
+CONTEXT_LIMITS = {"claude-sonnet-4-5": 200_000, "claude-haiku-4-5": 200_000, "claude-opus-4-5": 200_000}
+
+
+def context_limit(model: str, given: int | None) -> int:
+    return given or CONTEXT_LIMITS.get(model, 200_000)
+
+
+def _message(exc) -> str:
+    try:
+        return exc.body["error"]["message"]
+    except (TypeError, KeyError):
+        return str(exc)

@@ -1,0 +1,181 @@
+"""`supervise agent` end to end: the real supervise under a real PTY, the agent program it
+spawns, a real Docker sandbox, and the fake Anthropic API scripted step by step."""
+
+import json
+import os
+
+import pytest
+
+import pexpect
+
+from conftest import SUPERVISE
+from fakeapi import FakeAnthropic
+from helpers import latest, session
+from supervisor.errors import SuperviseError
+from supervisor.store import Store
+from test_sandbox import IMAGE, client  # noqa: F401  (the fixture: a Docker engine with the image)
+
+
+def agent_requests(api):
+    """The agent's model calls (not supervise's own summaries of the session)."""
+    return [r for r in api.messages() if any(t.get("name") == "execute_command" for t in r.body.get("tools", []))]
+
+
+def tool(name, **args):
+    return {"name": name, "input": args}
+
+
+def supervise(args, env, timeout=60):
+    """(exit status, everything printed) of `supervise ARGS` under a real PTY."""
+    c = pexpect.spawn(SUPERVISE[0], args, env={**env, "TERM": "xterm-256color"}, dimensions=(30, 100), encoding="utf-8", timeout=timeout)
+    out = c.read()
+    c.close()
+    return c.exitstatus, out
+
+
+def run_agent(ws, api, *args, timeout=60):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
+    env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
+    return supervise(["agent", "--image", IMAGE, "--network", "none", "--workspace", str(ws), *args], env, timeout)
+
+
+def test_a_task_writes_runs_and_reads_files_that_land_in_the_workspace(client, tmp_path):  # noqa: F811
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic() as api:
+        api.add({"text": "I will write the script and run it.", "tool_uses": [
+            tool("write_file", path="hello.py", content="print('hello from the sandbox')\n"),
+            tool("execute_command", command="python3 hello.py 2>/dev/null || sed -n 1p hello.py; echo built > out.txt; ls"),
+        ]})
+        api.add({"tool_use": tool("read_file", path="out.txt")})
+        api.add({"text": "Done: hello.py written and run; out.txt says built."})
+        code, out = run_agent(ws, api, "-p", "write hello.py and run it")
+        requests = agent_requests(api)
+    assert code == 0, out
+    assert (ws / "hello.py").read_text() == "print('hello from the sandbox')\n"
+    assert (ws / "out.txt").read_text() == "built\n"
+    assert all(p.stat().st_uid == os.getuid() for p in ws.iterdir())
+    assert "● execute_command(" in out and "Done: hello.py written" in out
+    assert "Context: " in out and "% left (" in out
+    # the second request answers both tool calls of the first step in one user turn, in order
+    second = requests[1].body["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]
+    results = second[2]["content"]
+    assert [b["type"] for b in results] == ["tool_result", "tool_result"]
+    assert results[0]["content"] == "wrote 32 bytes to hello.py" and "out.txt" in results[1]["content"]
+    assert [b["tool_use_id"] for b in results] == [b["id"] for b in second[1]["content"] if b["type"] == "tool_use"]
+    # persisted in the order it happened: the assistant message before its tool results
+    s = latest()
+    rows = list(Store.open_default().db.query("select seq, role, content, usage from messages where session_id = ? order by seq", [s["id"]]))
+    assert [r["role"] for r in rows] == ["user", "assistant", "tool", "tool", "assistant", "tool", "assistant"]
+    assert json.loads(rows[1]["usage"])["input_tokens"] > 0 and rows[2]["usage"] is None
+    assert s["agent"] == "supervise-agent" and session(s["id"])["status"] == "completed"
+    # the container is gone with the session
+    assert not [c for c in client.containers.list(all=True) if c.name == f"supervise-{s['id']}"]
+
+
+def test_path_escapes_reach_the_model_as_errors_and_touch_nothing(client, tmp_path):  # noqa: F811
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "link").symlink_to("/etc")
+    with FakeAnthropic() as api:
+        api.add({"tool_uses": [tool("write_file", path="../escaped.txt", content="x"), tool("read_file", path="/etc/passwd"),
+                               tool("read_file", path="link/passwd")]})
+        api.add({"text": "I cannot reach those."})
+        code, out = run_agent(ws, api, "-p", "try to escape")
+        results = agent_requests(api)[1].body["messages"][2]["content"]
+    assert code == 0
+    assert [r["is_error"] for r in results] == [True, True, True]
+    assert all(r["content"].startswith("refused") for r in results)
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_no_key_is_one_line_before_anything_starts(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
+    code, out = supervise(["agent", "-p", "anything"], env)
+    assert code == 2
+    assert out.strip() == "supervise: no API key for the agent's model (hint: set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY))"
+    with pytest.raises(SuperviseError, match="no sessions yet"):
+        latest()  # nothing was started
+
+
+def start_interactive(ws, api, *args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
+    env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url, TERM="xterm-256color")
+    c = pexpect.spawn(SUPERVISE[0], ["agent", "--image", IMAGE, "--network", "none", "--workspace", str(ws), *args],
+                      env=env, dimensions=(30, 100), encoding="utf-8", timeout=30)
+    c.expect("agent› ")
+    return c
+
+
+def messages_of(sid):
+    return list(Store.open_default().db.query("select role, content, interrupted from messages where session_id = ? order by seq", [sid]))
+
+
+def test_ctrl_c_while_the_answer_streams_keeps_the_partial_answer_and_returns_to_the_prompt(client, tmp_path):  # noqa: F811
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic() as api:
+        api.add({"text": "Thinking about it: " + "word " * 200, "chunk": 10, "chunk_delay": 0.05})
+        api.add({"text": "Second answer."})
+        c = start_interactive(ws, api)
+        c.sendline("explain the build")
+        c.expect("Thinking about it")
+        c.sendcontrol("c")
+        c.expect(r"\(interrupted\)")
+        c.expect("agent› ")
+        c.sendline("go on")
+        c.expect("Second answer.")
+        c.expect("agent› ")
+        c.sendline("/exit")
+        c.expect(pexpect.EOF)
+        c.close()
+        second = agent_requests(api)[1].body["messages"]
+    rows = messages_of(latest()["id"])
+    assert [(r["role"], r["interrupted"]) for r in rows] == [("user", 0), ("assistant", 1), ("user", 0), ("assistant", 0)]
+    partial = json.loads(rows[1]["content"])[0]["text"]
+    assert partial.startswith("Thinking about it") and len(partial) < len("Thinking about it: " + "word " * 200)
+    assert second[1] == {"role": "assistant", "content": [{"type": "text", "text": partial}]}  # the model sees what was shown
+
+
+def test_ctrl_c_while_a_command_runs_lets_it_finish_and_stops_before_the_next_step(client, tmp_path):  # noqa: F811
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic() as api:
+        api.add({"tool_uses": [tool("execute_command", command="sleep 2; echo finished > done.txt"), tool("execute_command", command="echo second > second.txt")]})
+        api.add({"text": "should never be asked"})
+        c = start_interactive(ws, api)
+        c.sendline("do two things")
+        c.expect(r"execute_command\(sleep 2")
+        c.sendcontrol("c")
+        c.expect("stopping after this command")
+        c.expect("agent› ", timeout=20)
+        c.sendline("/exit")
+        c.expect(pexpect.EOF)
+        c.close()
+        asked = len(agent_requests(api))
+    assert (ws / "done.txt").read_text() == "finished\n"  # the running command finished
+    assert not (ws / "second.txt").exists() and asked == 1  # nothing after it
+    rows = messages_of(latest()["id"])
+    assert [r["role"] for r in rows] == ["user", "assistant", "tool", "tool"]
+    results = [json.loads(r["content"])[0] for r in rows[2:]]
+    assert results[0]["is_error"] is False and results[1]["content"] == "not run: the user stopped the agent"
+
+
+def test_a_killed_supervisor_leaves_no_container_once_the_next_session_starts(client, tmp_path):  # noqa: F811
+    import signal
+    import time
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic() as api:
+        api.add({"text": "first"}, times=None)
+        c = start_interactive(ws, api)
+        sid = latest()["id"]
+        assert [x.name for x in client.containers.list() if x.name == f"supervise-{sid}"]
+        os.kill(c.pid, signal.SIGKILL)  # the supervisor; the agent program may die with the PTY, or not
+        c.close(force=True)
+        time.sleep(1)
+        code, out = run_agent(ws, api, "-p", "hello")  # the next session sweeps
+    assert code == 0, out
+    assert not [x for x in client.containers.list(all=True) if x.name == f"supervise-{sid}"]
