@@ -62,3 +62,19 @@ def run_cli(*args, input=None, env=None, check=False, timeout=60, cwd=None):
     if check and proc.returncode != 0:
         raise AssertionError(f"supervise {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+SANDBOX_IMAGE = "supervise-sandbox-test:latest"  # built by scripts/docker-up
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    """A real Docker engine with the small local sandbox image (scripts/docker-up)."""
+    from supervisor.agent import sandbox
+
+    try:
+        client = sandbox.connect()
+        client.images.get(SANDBOX_IMAGE)
+    except Exception as exc:
+        require(False, f"a Docker engine with the image {SANDBOX_IMAGE} (run scripts/docker-up --install): {exc}")
+    return client

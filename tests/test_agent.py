@@ -8,12 +8,11 @@ import pytest
 
 import pexpect
 
-from conftest import SUPERVISE
+from conftest import SANDBOX_IMAGE as IMAGE, SUPERVISE
 from fakeapi import FakeAnthropic
 from helpers import latest, session
 from supervisor.errors import SuperviseError
 from supervisor.store import Store
-from test_sandbox import IMAGE, client  # noqa: F401  (the fixture: a Docker engine with the image)
 
 
 def agent_requests(api):
@@ -39,7 +38,7 @@ def run_agent(ws, api, *args, timeout=60):
     return supervise(["agent", "--image", IMAGE, "--network", "none", "--workspace", str(ws), *args], env, timeout)
 
 
-def test_a_task_writes_runs_and_reads_files_that_land_in_the_workspace(client, tmp_path):  # noqa: F811
+def test_a_task_writes_runs_and_reads_files_that_land_in_the_workspace(docker_client, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     with FakeAnthropic() as api:
@@ -71,10 +70,10 @@ def test_a_task_writes_runs_and_reads_files_that_land_in_the_workspace(client, t
     assert json.loads(rows[1]["usage"])["input_tokens"] > 0 and rows[2]["usage"] is None
     assert s["agent"] == "supervise-agent" and session(s["id"])["status"] == "completed"
     # the container is gone with the session
-    assert not [c for c in client.containers.list(all=True) if c.name == f"supervise-{s['id']}"]
+    assert not [c for c in docker_client.containers.list(all=True) if c.name == f"supervise-{s['id']}"]
 
 
-def test_path_escapes_reach_the_model_as_errors_and_touch_nothing(client, tmp_path):  # noqa: F811
+def test_path_escapes_reach_the_model_as_errors_and_touch_nothing(docker_client, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "link").symlink_to("/etc")
@@ -112,7 +111,7 @@ def messages_of(sid):
     return list(Store.open_default().db.query("select role, content, interrupted from messages where session_id = ? order by seq", [sid]))
 
 
-def test_ctrl_c_while_the_answer_streams_keeps_the_partial_answer_and_returns_to_the_prompt(client, tmp_path):  # noqa: F811
+def test_ctrl_c_while_the_answer_streams_keeps_the_partial_answer_and_returns_to_the_prompt(docker_client, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     with FakeAnthropic() as api:
@@ -138,7 +137,7 @@ def test_ctrl_c_while_the_answer_streams_keeps_the_partial_answer_and_returns_to
     assert second[1] == {"role": "assistant", "content": [{"type": "text", "text": partial}]}  # the model sees what was shown
 
 
-def test_ctrl_c_while_a_command_runs_lets_it_finish_and_stops_before_the_next_step(client, tmp_path):  # noqa: F811
+def test_ctrl_c_while_a_command_runs_lets_it_finish_and_stops_before_the_next_step(docker_client, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     with FakeAnthropic() as api:
@@ -162,7 +161,7 @@ def test_ctrl_c_while_a_command_runs_lets_it_finish_and_stops_before_the_next_st
     assert results[0]["is_error"] is False and results[1]["content"] == "not run: the user stopped the agent"
 
 
-def test_a_killed_supervisor_leaves_no_container_once_the_next_session_starts(client, tmp_path):  # noqa: F811
+def test_a_killed_supervisor_leaves_no_container_once_the_next_session_starts(docker_client, tmp_path):
     import signal
     import time
 
@@ -172,10 +171,10 @@ def test_a_killed_supervisor_leaves_no_container_once_the_next_session_starts(cl
         api.add({"text": "first"}, times=None)
         c = start_interactive(ws, api)
         sid = latest()["id"]
-        assert [x.name for x in client.containers.list() if x.name == f"supervise-{sid}"]
+        assert [x.name for x in docker_client.containers.list() if x.name == f"supervise-{sid}"]
         os.kill(c.pid, signal.SIGKILL)  # the supervisor; the agent program may die with the PTY, or not
         c.close(force=True)
         time.sleep(1)
         code, out = run_agent(ws, api, "-p", "hello")  # the next session sweeps
     assert code == 0, out
-    assert not [x for x in client.containers.list(all=True) if x.name == f"supervise-{sid}"]
+    assert not [x for x in docker_client.containers.list(all=True) if x.name == f"supervise-{sid}"]

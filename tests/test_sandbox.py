@@ -6,29 +6,19 @@ import time
 
 import pytest
 
-from conftest import require
+from conftest import SANDBOX_IMAGE
 from supervisor.agent import sandbox, tools
 from supervisor.errors import SuperviseError
 
-IMAGE = "supervise-sandbox-test:latest"
-
-
-@pytest.fixture(scope="module")
-def client():
-    try:
-        c = sandbox.connect()
-        c.images.get(IMAGE)
-    except Exception as exc:
-        require(False, f"a Docker engine with the image {IMAGE} (run scripts/docker-up --install): {exc}")
-    return c
+IMAGE = SANDBOX_IMAGE
 
 
 @pytest.fixture
-def box(client, tmp_path):
+def box(docker_client, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     os.chmod(ws, 0o777)  # the container runs as another uid here (we are root)
-    b = sandbox.Sandbox.start(f"t{os.getpid()}{time.monotonic_ns() % 100000}", ws, IMAGE, network="none", client=client, user="1234:1234")
+    b = sandbox.Sandbox.start(f"t{os.getpid()}{time.monotonic_ns() % 100000}", ws, IMAGE, network="none", client=docker_client, user="1234:1234")
     yield b, ws
     b.close()
 
@@ -67,29 +57,29 @@ def test_the_container_is_hardened(box):
     assert b.exec("cat /proc/self/status | grep CapEff", timeout=10).output.split()[-1] == "0000000000000000"
 
 
-def test_a_sandbox_whose_session_is_gone_is_removed_at_the_next_start(client, tmp_path):
+def test_a_sandbox_whose_session_is_gone_is_removed_at_the_next_start(docker_client, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    gone = sandbox.Sandbox.start("deadsession1", ws, IMAGE, network="none", client=client)
-    alive = sandbox.Sandbox.start("livesession1", ws, IMAGE, network="none", client=client)
+    gone = sandbox.Sandbox.start("deadsession1", ws, IMAGE, network="none", client=docker_client)
+    alive = sandbox.Sandbox.start("livesession1", ws, IMAGE, network="none", client=docker_client)
     try:
-        removed = sandbox.sweep(client, running=lambda sid: sid != "deadsession1")
+        removed = sandbox.sweep(docker_client, running=lambda sid: sid != "deadsession1")
         assert "deadsession1" in removed and "livesession1" not in removed
-        names = [c.name for c in client.containers.list(all=True)]
+        names = [c.name for c in docker_client.containers.list(all=True)]
         assert "supervise-deadsession1" not in names and "supervise-livesession1" in names
     finally:
         alive.close()
         gone.close()
 
 
-def test_no_daemon_and_a_missing_image_are_one_clear_error_each(client, monkeypatch):
+def test_no_daemon_and_a_missing_image_are_one_clear_error_each(docker_client, monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(SuperviseError, match="cannot reach the Docker daemon") as err:
         sandbox.connect()
     assert "start Docker" in err.value.hint
     monkeypatch.undo()
     with pytest.raises(SuperviseError, match="cannot pull the sandbox image supervise-no-such-image:1"):
-        sandbox.ensure_image(client, "supervise-no-such-image:1")
+        sandbox.ensure_image(docker_client, "supervise-no-such-image:1")
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "src/../../outside.txt", "/etc/passwd", "/workspace/../etc/passwd", "link/passwd", "escape"])
