@@ -178,3 +178,47 @@ def test_a_killed_supervisor_leaves_no_container_once_the_next_session_starts(do
         code, out = run_agent(ws, api, "-p", "hello")  # the next session sweeps
     assert code == 0, out
     assert not [x for x in docker_client.containers.list(all=True) if x.name == f"supervise-{sid}"]
+
+
+def test_a_line_typed_while_the_agent_works_is_queued_and_given_at_the_next_step(docker_client, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic() as api:
+        api.add({"tool_use": tool("execute_command", command="sleep 2; echo built")})
+        api.add({"text": "Built, and noted."})
+        c = start_interactive(ws, api)
+        c.sendline("build it")
+        c.expect(r"execute_command\(sleep 2")
+        c.sendline("also write the tests")  # typed while the command runs
+        c.expect("queued: also write the tests")
+        c.expect("Built, and noted.")
+        c.expect("agent› ")
+        c.sendline("/exit")
+        c.expect(pexpect.EOF)
+        c.close()
+        second = agent_requests(api)[1].body["messages"]
+    turn = second[-1]["content"]
+    assert [b["type"] for b in turn] == ["tool_result", "text"]  # after the tool's result, in the same user turn
+    assert turn[1]["text"] == "also write the tests" and "built" in turn[0]["content"]
+    rows = messages_of(latest()["id"])
+    assert [r["role"] for r in rows] == ["user", "assistant", "tool", "user", "assistant"]
+
+
+def test_confirm_asks_before_each_command_and_a_no_is_told_to_the_model(docker_client, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic() as api:
+        api.add({"tool_use": tool("execute_command", command="touch made.txt")})
+        api.add({"text": "You declined; nothing was run."})
+        c = start_interactive(ws, api, "--confirm")
+        c.sendline("make a file")
+        c.expect(r"Run this command\? \[y/N\] ")
+        c.sendline("n")
+        c.expect("You declined")
+        c.expect("agent› ")
+        c.sendline("/exit")
+        c.expect(pexpect.EOF)
+        c.close()
+        result = agent_requests(api)[1].body["messages"][-1]["content"][0]
+    assert result["is_error"] is True and result["content"] == "the user declined to run this command"
+    assert not (ws / "made.txt").exists()

@@ -18,7 +18,7 @@ def box(docker_client, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     os.chmod(ws, 0o777)  # the container runs as another uid here (we are root)
-    b = sandbox.Sandbox.start(f"t{os.getpid()}{time.monotonic_ns() % 100000}", ws, IMAGE, network="none", client=docker_client, user="1234:1234")
+    b = sandbox.Sandbox.start(f"t{os.getpid()}{time.monotonic_ns() % 100000}", ws, "test-store", IMAGE, network="none", client=docker_client, user="1234:1234")
     yield b, ws
     b.close()
 
@@ -60,16 +60,18 @@ def test_the_container_is_hardened(box):
 def test_a_sandbox_whose_session_is_gone_is_removed_at_the_next_start(docker_client, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    gone = sandbox.Sandbox.start("deadsession1", ws, IMAGE, network="none", client=docker_client)
-    alive = sandbox.Sandbox.start("livesession1", ws, IMAGE, network="none", client=docker_client)
+    key = f"sweep-{os.getpid()}"
+    gone = sandbox.Sandbox.start(f"dead{os.getpid()}", ws, key, IMAGE, network="none", client=docker_client)
+    alive = sandbox.Sandbox.start(f"live{os.getpid()}", ws, key, IMAGE, network="none", client=docker_client)
+    other = sandbox.Sandbox.start(f"other{os.getpid()}", ws, key + "-elsewhere", IMAGE, network="none", client=docker_client)
     try:
-        removed = sandbox.sweep(docker_client, running=lambda sid: sid != "deadsession1")
-        assert "deadsession1" in removed and "livesession1" not in removed
+        removed = sandbox.sweep(docker_client, key, running=lambda sid: sid.startswith("live"))
+        assert removed == [f"dead{os.getpid()}"]  # not the live one, nor one of another database
         names = [c.name for c in docker_client.containers.list(all=True)]
-        assert "supervise-deadsession1" not in names and "supervise-livesession1" in names
+        assert gone.container.name not in names and alive.container.name in names and other.container.name in names
     finally:
-        alive.close()
-        gone.close()
+        for b in (alive, gone, other):
+            b.close()
 
 
 def test_no_daemon_and_a_missing_image_are_one_clear_error_each(docker_client, monkeypatch):

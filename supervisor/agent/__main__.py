@@ -20,6 +20,7 @@ from . import sandbox as sandboxes, tools
 from .conversation import Conversation
 from .loop import Agent
 from .model import Model, context_limit
+from .terminal import Lines
 
 PROMPT = "agent› "
 
@@ -56,17 +57,30 @@ def main(argv: list[str]) -> int:
     model = Model.from_settings(settings.summary, args.model, args.base_url)  # no key: one line, before anything
     store = Store.open_default()
     client = sandboxes.connect()
-    sandboxes.sweep(client, lambda sid: _running(store, sid, session_id))
+    key = sandboxes.store_key(store.path)
+    sandboxes.sweep(client, key, lambda sid: _running(store, sid, session_id))
     scratch = Path(tempfile.mkdtemp(prefix="supervise-scratch-")) if args.scratch else None
     workspace = (scratch or args.workspace or Path.cwd()).resolve()
-    box = sandboxes.Sandbox.start(session_id, workspace, args.image, args.network, client=client, progress=lambda line: write(line + "\n"))
+    box = sandboxes.Sandbox.start(session_id, workspace, key, args.image, args.network, client=client, progress=lambda line: write(line + "\n"))
     # SIGTERM and SIGHUP end the program through `finally`, so the container always goes.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
     try:
+        agent = None
+        asking = [False]  # a confirmation's answer is no queued line
+        lines = Lines(busy=lambda: agent is not None and agent.state != "idle" and not asking[0], say=write)
+
+        def ask(question: str) -> str:
+            asking[0] = True
+            try:
+                write(question)
+                return lines.message() or ""
+            finally:
+                asking[0] = False
+
         agent = Agent(Conversation(store, session_id), model, box, workspace, write=write,
-                      ask=_ask if args.confirm else None, max_steps=args.max_steps, timeout=args.timeout,
-                      context_limit=context_limit(model.name, args.context_limit))
+                      ask=ask if args.confirm else None, queued=lines.queued, max_steps=args.max_steps,
+                      timeout=args.timeout, context_limit=context_limit(model.name, args.context_limit))
         task = " ".join(t for t in args.task if t != "--").strip()
         if args.once:
             if not task:
@@ -76,14 +90,15 @@ def main(argv: list[str]) -> int:
         if task:
             agent.run(task)
         while True:
+            write(PROMPT)
             try:
-                line = input(PROMPT)
-            except EOFError:
-                write("\n")
-                return 0
+                line = lines.message()
             except KeyboardInterrupt:
                 write("\n")
                 continue
+            if line is None:
+                write("\n")
+                return 0
             if line.strip() in ("/exit", "/quit"):
                 return 0
             if line.strip():
@@ -92,13 +107,6 @@ def main(argv: list[str]) -> int:
         box.close()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _ask(question: str) -> str:
-    try:
-        return input(question)
-    except EOFError:
-        return ""
 
 
 def _running(store: Store, session_id: str, ours: str) -> bool:

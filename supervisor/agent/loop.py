@@ -3,7 +3,8 @@ by us, several tool calls of one step run in order; persisted as it happens (the
 message, then each tool result). It stops on a text-only answer, the step limit, Ctrl-C, or
 a fatal error.
 
-Ctrl-C while the answer streams keeps what arrived (marked interrupted); Ctrl-C while a
+Lines the user types meanwhile are handed over at the next step, after that step's tool
+results, in the same user turn. Ctrl-C while the answer streams keeps what arrived (marked interrupted); Ctrl-C while a
 tool runs lets that tool finish, records its result and stops before the next step; a
 second Ctrl-C within a second quits at once.
 """
@@ -39,6 +40,7 @@ class Agent:
         *,
         write: Callable[[str], None],
         ask: Callable[[str], str] | None = None,
+        queued: Callable[[], list[str]] = lambda: [],
         max_steps: int = 50,
         timeout: float = tools.DEFAULT_TIMEOUT,
         context_limit: int = 200_000,
@@ -49,6 +51,7 @@ class Agent:
         self.workspace = workspace
         self.write = write
         self.ask = ask  # --confirm: asks before each command
+        self.queued = queued  # lines the user typed while the agent worked
         self.max_steps = max_steps
         self.timeout = timeout
         self.context_limit = context_limit
@@ -88,6 +91,10 @@ class Agent:
             self._run_tools(step)
             if self.cancelled:
                 return "cancelled"
+            lines = self.queued()
+            if lines:  # in the same user turn as the tool results, so tool pairs stay valid
+                self.write(f"(giving the agent {len(lines)} queued line(s))\n")
+                self.conversation.user("\n".join(lines))
         self.write(f"stopped after {self.max_steps} steps (--max-steps)\n")
         return "max_steps"
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from ..errors import SuperviseError
 
 LABEL = "supervise.session"
+STORE_LABEL = "supervise.store"  # which database the session is in: a sweep touches only its own
 WORKDIR = "/workspace"
 # Everyday coding work: Python with pip, git, a shell and the usual tools. Pulled on first
 # use with visible progress.
@@ -100,6 +101,7 @@ class Sandbox:
         cls,
         session_id: str,
         workspace: Path,
+        store_key: str,
         image: str = DEFAULT_IMAGE,
         network: str = "bridge",
         limits: Limits = Limits(),
@@ -119,7 +121,7 @@ class Sandbox:
                 image,
                 KEEPALIVE,
                 name=f"supervise-{session_id}",
-                labels={LABEL: session_id},
+                labels={LABEL: session_id, STORE_LABEL: store_key},
                 detach=True,
                 user=user,
                 working_dir=WORKDIR,
@@ -179,11 +181,18 @@ class Sandbox:
             pass
 
 
-def sweep(client, running: Callable[[str], bool]) -> list[str]:
-    """Remove sandboxes whose session is no longer running (a supervisor killed before it
-    could clean up). Returns the session ids whose container went."""
+def store_key(db_path: Path) -> str:
+    """A label naming one database (another SUPERVISE_HOME, or another user, has its own)."""
+    import hashlib
+
+    return hashlib.sha256(str(Path(db_path).resolve()).encode()).hexdigest()[:16]
+
+
+def sweep(client, key: str, running: Callable[[str], bool]) -> list[str]:
+    """Remove this database's sandboxes whose session is no longer running (a supervisor
+    killed before it could clean up). Returns the session ids whose container went."""
     removed = []
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
+    for container in client.containers.list(all=True, filters={"label": f"{STORE_LABEL}={key}"}):
         session_id = container.labels.get(LABEL, "")
         if running(session_id):
             continue
