@@ -89,7 +89,7 @@ def resume(
     """Start a new session linked to an earlier one: same command, directory, agent and
     options; for Claude Code with `--resume <its session id>`. The earlier session's context
     (summarized first if it is out of date) is given to the agent once it is ready."""
-    from . import claude
+    from . import agent as agents, claude
     from .session import RunOptions, run as run_session
 
     store = _store()
@@ -113,6 +113,10 @@ def resume(
             print(f"supervise: no Claude Code session id was recorded for {old['id']}; starting a new conversation "
                   "and giving it the context", file=sys.stderr)
         argv = claude.resume_argv(argv, None if fresh else old.get("agent_session_id"))
+    if old["agent"] == agents.AGENT:
+        argv = agents.resume_argv(argv, None if fresh else old["id"])
+        if not fresh and inject is None:
+            inject = "off"  # it carries on its own conversation: the context would say it twice
     opts = RunOptions(
         argv=argv,
         name=old["name"],
@@ -145,6 +149,7 @@ def agent_cmd(
 ) -> None:
     """supervise's own coding agent, every command in a hardened Docker sandbox, run under the supervisor."""
     from . import config
+    from .agent import AGENT
     from .session import RunOptions, run as run_session
 
     if network not in ("bridge", "none"):
@@ -160,7 +165,7 @@ def agent_cmd(
             flags += [flag, str(value)]
     flags += [f for f, on in (("-p", once), ("--scratch", scratch), ("--confirm", confirm)) if on]
     argv = [sys.executable, "-P", "-m", "supervisor.agent", *flags, "--", *(task or [])]
-    raise typer.Exit(run_session(RunOptions(argv=argv, name=name, agent="supervise-agent")))
+    raise typer.Exit(run_session(RunOptions(argv=argv, name=name, agent=AGENT)))
 
 
 @app.command()

@@ -222,3 +222,57 @@ def test_confirm_asks_before_each_command_and_a_no_is_told_to_the_model(docker_c
         result = agent_requests(api)[1].body["messages"][-1]["content"][0]
     assert result["is_error"] is True and result["content"] == "the user declined to run this command"
     assert not (ws / "made.txt").exists()
+
+
+def resume(api, *args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
+    env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url, TERM="xterm-256color")
+    c = pexpect.spawn(SUPERVISE[0], ["resume", *args], env=env, dimensions=(30, 100), encoding="utf-8", timeout=30)
+    return c
+
+
+def test_resume_carries_on_the_stored_conversation_in_a_new_container(docker_client, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic() as api:
+        api.add({"tool_use": tool("write_file", path="notes.txt", content="step one done\n")})
+        api.add({"text": "Step one is done."})
+        code, out = run_agent(ws, api, "-p", "do step one")
+        assert code == 0, out
+        first = latest()
+        api.add({"text": "Carrying on with step two."})
+        c = resume(api, first["id"])
+        c.expect(r"resumed session \w+: 4 messages")
+        c.expect("agent› ")
+        c.sendline("now step two")
+        c.expect("Carrying on with step two.")
+        c.expect("agent› ")
+        c.sendline("/exit")
+        c.expect(pexpect.EOF)
+        c.close()
+        sent = agent_requests(api)[-1].body["messages"]
+    second = latest()
+    assert second["parent_id"] == first["id"] and second["agent"] == "supervise-agent"
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
+    assert sent[0]["content"][0]["text"] == "do step one" and sent[-1]["content"][0]["text"] == "now step two"
+    assert (ws / "notes.txt").read_text() == "step one done\n"  # the same workspace
+    assert len(messages_of(first["id"])) == 4  # the old session's conversation is left as it was
+    assert not [x for x in docker_client.containers.list(all=True) if x.name in (f"supervise-{first['id']}", f"supervise-{second['id']}")]
+
+
+def test_resume_fresh_starts_a_new_conversation_that_is_given_the_session_context(docker_client, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic() as api:
+        api.add({"text": "Parser plan noted."})
+        code, out = run_agent(ws, api, "-p", "plan the config parser")
+        first = latest()
+        c = resume(api, first["id"], "--fresh")
+        c.expect(r"Reply to: ", timeout=40)  # the context, typed at the prompt, is its first turn
+        c.expect("agent› ")
+        c.sendline("/exit")
+        c.expect(pexpect.EOF)
+        c.close()
+        fresh = agent_requests(api)[-1].body["messages"]
+    assert len(fresh) == 1 and fresh[0]["content"][0]["text"].startswith("[supervise] You are continuing earlier work")
+    assert "plan the config parser" in fresh[0]["content"][0]["text"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import config
 from ..errors import SuperviseError
 from ..store import ACTIVE, Store, supervisor_alive
-from . import sandbox as sandboxes, tools
+from . import RESUME_FLAG, sandbox as sandboxes, tools
 from .conversation import Conversation
 from .loop import Agent
 from .model import Model, context_limit
@@ -39,6 +39,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--scratch", action="store_true")
     ap.add_argument("--timeout", type=float, default=tools.DEFAULT_TIMEOUT)
     ap.add_argument("--confirm", action="store_true")
+    ap.add_argument(RESUME_FLAG, dest="resume_from")
     return ap.parse_args(argv)
 
 
@@ -78,16 +79,22 @@ def main(argv: list[str]) -> int:
             finally:
                 asking[0] = False
 
-        agent = Agent(Conversation(store, session_id), model, box, workspace, write=write,
+        conversation = Conversation(store, session_id)
+        if args.resume_from:
+            conversation.carry_on(args.resume_from)
+            write(f"resumed session {args.resume_from}: {len(conversation.messages)} messages\n")
+        agent = Agent(conversation, model, box, workspace, write=write,
                       ask=ask if args.confirm else None, queued=lines.queued, max_steps=args.max_steps,
                       timeout=args.timeout, context_limit=context_limit(model.name, args.context_limit))
         task = " ".join(t for t in args.task if t != "--").strip()
         if args.once:
             if not task:
                 raise SuperviseError("-p needs a task", "supervise agent -p 'what to do'", exit_code=2)
+            write(PROMPT + _indented(task) + "\n")  # on screen as if typed: the record shows what was asked
             return 0 if agent.run(task) == "done" else 1
         write(f"supervise agent · workspace {workspace} · sandbox {args.image} · model {model.name}\n")
         if task:
+            write(PROMPT + _indented(task) + "\n")
             agent.run(task)
         while True:
             write(PROMPT)
@@ -107,6 +114,11 @@ def main(argv: list[str]) -> int:
         box.close()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _indented(text: str) -> str:
+    """A message's further lines, indented under the prompt as a paste is echoed."""
+    return text.replace("\n", "\n" + " " * len(PROMPT))
 
 
 def _running(store: Store, session_id: str, ours: str) -> bool:

@@ -35,6 +35,18 @@ class Conversation:
             for r in store.db.query("select * from messages where session_id = ? order by seq", [session_id])
         ]
 
+    def carry_on(self, from_session: str) -> None:
+        """Start this (new, empty) session's conversation as a copy of `from_session`'s: a
+        resumed session has its whole conversation, and the old one stays as it was."""
+        if self.messages:
+            return
+        with self.store.db.conn:
+            self.store.db.execute(
+                "insert into messages (session_id, seq, role, content, tokens, usage, interrupted, compacted, pruned, created) "
+                "select ?, seq, role, content, tokens, usage, interrupted, compacted, pruned, created from messages "
+                "where session_id = ? order by seq", [self.session_id, from_session])
+        self.__init__(self.store, self.session_id)
+
     def add(self, role: str, content: list[dict], usage: dict | None = None, interrupted: bool = False) -> Message:
         message = Message((self.messages[-1].seq + 1) if self.messages else 1, role, content, usage, interrupted)
         text = json.dumps(content, ensure_ascii=False)
