@@ -126,11 +126,12 @@ class Agent:
                 self.write("  ⎿ declined\n")
                 return "the user declined to run this command", True
         text, is_error = tools.run(self.sandbox, self.workspace, call["name"], args, self.timeout)
-        lines = text.strip().splitlines()
+        lines = [line for line in text.splitlines() if line.strip()]
         for line in lines[:SHOWN_LINES]:
             self.write(f"  ⎿ {line[:200]}\n")
         if len(lines) > SHOWN_LINES:
-            self.write(f"  ⎿ … {len(lines) - SHOWN_LINES} more lines\n")
+            more = len(lines) - SHOWN_LINES
+            self.write(f"  ⎿ … {more} more line{'s' if more > 1 else ''}\n")
         return text, is_error
 
     def _footer(self, step: Step) -> None:
