@@ -276,3 +276,38 @@ def test_resume_fresh_starts_a_new_conversation_that_is_given_the_session_contex
         fresh = agent_requests(api)[-1].body["messages"]
     assert len(fresh) == 1 and fresh[0]["content"][0]["text"].startswith("[supervise] You are continuing earlier work")
     assert "plan the config parser" in fresh[0]["content"][0]["text"]
+
+
+@pytest.mark.parametrize("status, said", [
+    (401, "supervise: the model API refused the key (401) (hint: check ANTHROPIC_API_KEY)"),
+    (404, "supervise: the model API does not know the model 'claude-sonnet-4-5' (hint: pass --model with a model your key can use)"),
+])
+def test_a_refused_key_or_an_unknown_model_is_one_clear_line(docker_client, tmp_path, status, said):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic() as api:
+        api.add({"status": status, "message": "nope"}, times=None)
+        code, out = run_agent(ws, api, "-p", "anything")
+    assert code == 1
+    assert said in out and "Traceback" not in out
+    assert not [x for x in docker_client.containers.list(all=True) if x.name == f"supervise-{latest()['id']}"]
+
+
+def test_sigterm_ends_the_agent_and_removes_its_container_and_scratch_workspace(docker_client, tmp_path):
+    import signal
+    import time
+
+    with FakeAnthropic() as api:
+        c = start_interactive(tmp_path, api, "--scratch")
+        sid = latest()["id"]
+        [box] = [x for x in docker_client.containers.list() if x.name == f"supervise-{sid}"]
+        scratch = [m["Source"] for m in box.attrs["Mounts"]][0]
+        assert "supervise-scratch-" in scratch and os.path.isdir(scratch)
+        os.kill(c.pid, signal.SIGTERM)  # supervise passes it on to the agent
+        c.expect(pexpect.EOF, timeout=20)
+        c.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and [x for x in docker_client.containers.list(all=True) if x.name == f"supervise-{sid}"]:
+        time.sleep(0.2)
+    assert not [x for x in docker_client.containers.list(all=True) if x.name == f"supervise-{sid}"]
+    assert not os.path.exists(scratch)
