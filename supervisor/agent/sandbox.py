@@ -27,8 +27,9 @@ from ..errors import SuperviseError
 LABEL = "supervise.session"
 STORE_LABEL = "supervise.store"  # which database the session is in: a sweep touches only its own
 WORKDIR = "/workspace"
-# Everyday coding work: Python with pip, git, a shell and the usual tools. Pulled on first
-# use with visible progress.
+# Everyday coding work: Python 3.12 with pip on Debian (slim: a shell and the core tools; it
+# runs as the user, so more comes with `pip install --user` and --network bridge). Pulled on first use with
+# visible progress; --image for another.
 DEFAULT_IMAGE = "python:3.12-slim"
 # PID 1 of the container: waits, and stops at once when told to.
 KEEPALIVE = ["sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"]
