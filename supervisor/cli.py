@@ -115,8 +115,8 @@ def resume(
         argv = claude.resume_argv(argv, None if fresh else old.get("agent_session_id"))
     if old["agent"] == agents.AGENT:
         argv = agents.resume_argv(argv, None if fresh else old["id"])
-        if not fresh and inject is None:
-            inject = "off"  # it carries on its own conversation: the context would say it twice
+        if inject is None:  # its own conversation carries on, or a fresh one is given the context
+            inject = "off" if not fresh else "auto"
     opts = RunOptions(
         argv=argv,
         name=old["name"],
@@ -135,7 +135,7 @@ def resume(
 def agent_cmd(
     task: Optional[List[str]] = typer.Argument(None, help="What to do (else asked at the agent› prompt)."),
     once: bool = typer.Option(False, "-p", "--print", help="Run TASK without a prompt, then exit (0: done)."),
-    model: Optional[str] = typer.Option(None, "--model", help="The agent's model (default claude-sonnet-4-5)."),
+    model: Optional[str] = typer.Option(None, "--model", help="The agent's model (default claude-sonnet-5-5)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="Anthropic API base URL."),
     context_limit: Optional[int] = typer.Option(None, "--context-limit", help="Tokens (default: the model's)."),
     max_steps: int = typer.Option(50, "--max-steps", help="Model calls per task."),
@@ -145,6 +145,8 @@ def agent_cmd(
     scratch: bool = typer.Option(False, "--scratch", help="A throwaway workspace instead."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds per command before it is killed."),
     confirm: bool = typer.Option(False, "--confirm", help="Ask before each command."),
+    compaction: str = typer.Option("auto", "--compaction", help="auto: mask old tool outputs past --compact-at of the window; off."),
+    compact_at: float = typer.Option(0.8, "--compact-at", help="Share of the usable window at which compaction starts."),
     name: Optional[str] = typer.Option(None, "--name", "-n", help="A name for this session."),
 ) -> None:
     """supervise's own coding agent, every command in a hardened Docker sandbox, run under the supervisor."""
@@ -154,18 +156,22 @@ def agent_cmd(
 
     if network not in ("bridge", "none"):
         raise SuperviseError(f"unknown --network '{network}'", "use bridge or none", exit_code=2)
+    if compaction not in ("auto", "off") or not 0.1 <= compact_at <= 0.99:
+        raise SuperviseError("--compaction takes auto or off, --compact-at a share from 0.1 to 0.99", exit_code=2)
     if not config.load(model=model, base_url=base_url).summary.has_key:
         raise SuperviseError("no API key for the agent's model", "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY)", exit_code=2)
     if workspace is not None and not workspace.is_dir():
         raise SuperviseError(f"no such directory: {workspace}", "give --workspace an existing directory, or --scratch", exit_code=2)
-    flags = ["--max-steps", str(max_steps), "--network", network, "--timeout", str(timeout)]
+    flags = ["--max-steps", str(max_steps), "--network", network, "--timeout", str(timeout),
+             "--compaction", compaction, "--compact-at", str(compact_at)]
     for flag, value in (("--model", model), ("--base-url", base_url), ("--context-limit", context_limit), ("--image", image),
                         ("--workspace", workspace.resolve() if workspace else None)):
         if value is not None:
             flags += [flag, str(value)]
     flags += [f for f, on in (("-p", once), ("--scratch", scratch), ("--confirm", confirm)) if on]
     argv = [sys.executable, "-P", "-m", "supervisor.agent", *flags, "--", *(task or [])]
-    raise typer.Exit(run_session(RunOptions(argv=argv, name=name, agent=AGENT)))
+    # It keeps its own context (it compacts itself): nothing is typed into it.
+    raise typer.Exit(run_session(RunOptions(argv=argv, name=name, agent=AGENT, inject="off")))
 
 
 @app.command()

@@ -280,7 +280,7 @@ def test_resume_fresh_starts_a_new_conversation_that_is_given_the_session_contex
 
 @pytest.mark.parametrize("status, said", [
     (401, "supervise: the model API refused the key (401) (hint: check ANTHROPIC_API_KEY)"),
-    (404, "supervise: the model API does not know the model 'claude-sonnet-4-5' (hint: pass --model with a model your key can use)"),
+    (404, "supervise: the model API does not know the model 'claude-sonnet-5-5' (hint: pass --model with a model your key can use)"),
 ])
 def test_a_refused_key_or_an_unknown_model_is_one_clear_line(docker_client, tmp_path, status, said):
     ws = tmp_path / "ws"

@@ -51,6 +51,15 @@ def record(version: str, out: Path) -> None:
             task = "write hello.py and show it\nkeep it to one line"
             with recording("task", agent_argv(ws, "-p", "--", task), env, ws, out) as screen:
                 screen.wait(r"Done: hello.py is written", 60)
+        if wanted("compact"):
+            ws = base / "compact"
+            ws.mkdir()
+            (ws / "build.log").write_text("".join(f"line {i}: module_{i} compiled\n" for i in range(2000)))
+            for n in range(14):  # large outputs in a small window: old ones get masked
+                api.add({"text": f"pass {n}", "tool_use": {"name": "read_file", "input": {"path": "build.log", "start_line": 1, "end_line": 300}}})
+            api.add({"text": "All passes read."})
+            with recording("compact", agent_argv(ws, "--context-limit", "24000", "-p", "--", "read the build log again and again"), env, ws, out) as screen:
+                screen.wait(r"All passes read\.", 90)
         if wanted("confirm"):
             ws = base / "confirm"
             ws.mkdir()

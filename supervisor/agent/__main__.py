@@ -40,6 +40,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=tools.DEFAULT_TIMEOUT)
     ap.add_argument("--confirm", action="store_true")
     ap.add_argument(RESUME_FLAG, dest="resume_from")
+    ap.add_argument("--compaction", choices=["auto", "off"], default="auto")
+    ap.add_argument("--compact-at", type=float, default=0.8)
     return ap.parse_args(argv)
 
 
@@ -85,7 +87,8 @@ def main(argv: list[str]) -> int:
             write(f"resumed session {args.resume_from}: {len(conversation.messages)} messages\n")
         agent = Agent(conversation, model, box, workspace, write=write,
                       ask=ask if args.confirm else None, queued=lines.queued, max_steps=args.max_steps,
-                      timeout=args.timeout, context_limit=context_limit(model.name, args.context_limit))
+                      timeout=args.timeout, context_limit=context_limit(model.name, args.context_limit),
+                      compaction=args.compaction, compact_at=args.compact_at)
         task = " ".join(t for t in args.task if t != "--").strip()
         if args.once:
             if not task:

@@ -17,6 +17,9 @@ from ..contexts.digest import estimate_tokens
 from ..store import Store, utcnow
 
 
+PREVIEW = 200  # characters of a pruned output's head and of its tail the model still sees
+
+
 @dataclass
 class Message:
     seq: int
@@ -24,6 +27,12 @@ class Message:
     content: list[dict]
     usage: dict | None = None
     interrupted: bool = False
+    pruned: bool = False  # a tool output sent as a placeholder (kept whole here: recall_output)
+    compacted: bool = False  # summarized away: not sent any more
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(json.dumps(self.content, ensure_ascii=False))
 
 
 class Conversation:
@@ -31,9 +40,11 @@ class Conversation:
         self.store = store
         self.session_id = session_id
         self.messages: list[Message] = [
-            Message(r["seq"], r["role"], json.loads(r["content"]), json.loads(r["usage"]) if r["usage"] else None, bool(r["interrupted"]))
+            Message(r["seq"], r["role"], json.loads(r["content"]), json.loads(r["usage"]) if r["usage"] else None,
+                    bool(r["interrupted"]), bool(r["pruned"]), bool(r["compacted"]))
             for r in store.db.query("select * from messages where session_id = ? order by seq", [session_id])
         ]
+        self.preview = PREVIEW
 
     def carry_on(self, from_session: str) -> None:
         """Start this (new, empty) session's conversation as a copy of `from_session`'s: a
@@ -65,12 +76,46 @@ class Conversation:
     def tool_result(self, tool_use_id: str, text: str, is_error: bool) -> Message:
         return self.add("tool", [{"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": is_error}])
 
+    def prune(self, seqs: list[int], event: tuple[str, dict] | None = None) -> None:
+        """Mark tool outputs pruned (sent as placeholders from now on), and record the event,
+        in one transaction."""
+        wanted = set(seqs)
+        with self.store.db.conn:
+            self.store.db.execute(
+                f"update messages set pruned = 1 where session_id = ? and seq in ({','.join('?' * len(wanted))})",
+                [self.session_id, *sorted(wanted)])
+            if event is not None:
+                self._event(*event)
+        for m in self.messages:
+            if m.seq in wanted:
+                m.pruned = True
+
+    def _event(self, kind: str, detail: dict) -> None:
+        self.store.db["events"].insert({"session_id": self.session_id, "time": utcnow(), "offset": 0.0, "kind": kind,
+                                        "detail": json.dumps(detail, ensure_ascii=False)})
+
+    def recall(self, handle: int) -> str | None:
+        """A pruned tool output, whole (None if there is no such output)."""
+        for m in self.messages:
+            if m.seq == handle and m.role == "tool":
+                return _result_text(m.content)
+        return None
+
+    def sent(self, m: Message) -> list[dict]:
+        """A message's content as the model is sent it: a pruned output as a placeholder."""
+        if not m.pruned:
+            return list(m.content)
+        return [{**b, "content": placeholder(_result_text([b]), m.seq, self.preview)} if b.get("type") == "tool_result" else b
+                for b in m.content]
+
     def for_api(self) -> list[dict]:
         """The messages as the Messages API wants them: roles alternating, every tool call
         answered in the next user turn."""
         out: list[dict] = []
         pending: list[str] = []  # tool calls of the last assistant message still unanswered
         for m in self.messages:
+            if m.compacted:
+                continue
             if m.role == "assistant":
                 _answer_missing(out, pending)
                 blocks = [b for b in m.content if b.get("type") in ("text", "tool_use") and (b.get("type") != "text" or b.get("text"))]
@@ -79,7 +124,7 @@ class Conversation:
                 out.append({"role": "assistant", "content": blocks})
                 pending = [b["id"] for b in blocks if b["type"] == "tool_use"]
                 continue
-            blocks = list(m.content)
+            blocks = self.sent(m)
             if m.role == "tool":
                 pending = [p for p in pending if p not in {b.get("tool_use_id") for b in blocks}]
             else:
@@ -102,3 +147,24 @@ def _answer_missing(out: list[dict], pending: list[str]) -> None:
     else:
         out.append({"role": "user", "content": missing})
     pending.clear()
+
+
+def _result_text(content: list[dict]) -> str:
+    out = []
+    for b in content:
+        inner = b.get("content")
+        if isinstance(inner, str):
+            out.append(inner)
+        elif isinstance(inner, list):
+            out.extend(x.get("text", "") for x in inner if isinstance(x, dict))
+    return "\n".join(out)
+
+
+def placeholder(text: str, handle: int, preview: int = PREVIEW) -> str:
+    """What the model sees of a pruned output: its size, a short head and tail, the handle."""
+    if len(text) <= 2 * preview:
+        head, tail = text, ""
+    else:
+        head, tail = text[:preview], text[-preview:]
+    return (f"[output pruned to save context: {len(text)} characters; recall_output(handle={handle}) gives it back]\n"
+            + head + (f"\n[...]\n{tail}" if tail else ""))

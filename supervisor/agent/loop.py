@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import tools
+from .budget import Budget, overhead
+from .compaction import maskable, sent_tokens
 from .conversation import Conversation
 from .model import Cancelled, Model, Step
 from .sandbox import Sandbox
@@ -44,6 +46,8 @@ class Agent:
         max_steps: int = 50,
         timeout: float = tools.DEFAULT_TIMEOUT,
         context_limit: int = 200_000,
+        compaction: str = "auto",
+        compact_at: float = 0.8,
     ):
         self.conversation = conversation
         self.model = model
@@ -55,6 +59,11 @@ class Agent:
         self.max_steps = max_steps
         self.timeout = timeout
         self.context_limit = context_limit
+        reserve = min(getattr(model, "max_tokens", 8192), context_limit // 4)  # a call's output, at most
+        self.budget = Budget(context_limit, reserve, overhead(SYSTEM, tools.TOOLS), compact_at) if compaction == "auto" else None
+        self.last_real = 0  # the last step's real context size (tokens, from the API)
+        self.appended = 0  # estimated tokens added since that step
+        self.round = 0  # compactions so far
         self.state = "idle"  # idle | streaming | tools
         self.cancelled = False
         self._last_interrupt = 0.0
@@ -77,10 +86,12 @@ class Agent:
         """Work on `task` until done: "done", "max_steps" or "cancelled"."""
         signal.signal(signal.SIGINT, self.on_interrupt)
         self.cancelled = False
-        self.conversation.user(task)
+        self._added(self.conversation.user(task))
         for _ in range(self.max_steps):
+            self.compact_if_needed()
             step = self._ask_model()
             self.conversation.add("assistant", step.content, step.usage or None, step.interrupted)
+            self.last_real, self.appended = step.context_tokens, 0
             if step.interrupted:
                 self.write("\n(interrupted)\n")
                 return "cancelled"
@@ -94,7 +105,7 @@ class Agent:
             lines = self.queued()
             if lines:  # in the same user turn as the tool results, so tool pairs stay valid
                 self.write(f"(giving the agent {len(lines)} queued line(s))\n")
-                self.conversation.user("\n".join(lines))
+                self._added(self.conversation.user("\n".join(lines)))
         self.write(f"stopped after {self.max_steps} steps (--max-steps)\n")
         return "max_steps"
 
@@ -110,10 +121,10 @@ class Agent:
         try:
             for call in step.tool_calls:
                 if self.cancelled:  # not started: answered anyway, so the call has its result
-                    self.conversation.tool_result(call["id"], "not run: the user stopped the agent", True)
+                    self._added(self.conversation.tool_result(call["id"], "not run: the user stopped the agent", True))
                     continue
                 text, is_error = self._run_tool(call)
-                self.conversation.tool_result(call["id"], text, is_error)
+                self._added(self.conversation.tool_result(call["id"], text, is_error))
         finally:
             self.state = "idle"
 
@@ -125,7 +136,11 @@ class Agent:
             if self.ask("Run this command? [y/N] ").strip().lower() not in ("y", "yes"):
                 self.write("  ⎿ declined\n")
                 return "the user declined to run this command", True
-        text, is_error = tools.run(self.sandbox, self.workspace, call["name"], args, self.timeout)
+        if call["name"] == "recall_output":
+            whole = self.conversation.recall(int(args.get("handle") or 0))
+            text, is_error = (tools.cap(whole, 2 * tools.OUTPUT_CAP), False) if whole is not None else ("no pruned output has that handle", True)
+        else:
+            text, is_error = tools.run(self.sandbox, self.workspace, call["name"], args, self.timeout)
         lines = [line for line in text.splitlines() if line.strip()]
         for line in lines[:SHOWN_LINES]:
             self.write(f"  ⎿ {line[:200]}\n")
@@ -133,6 +148,39 @@ class Agent:
             more = len(lines) - SHOWN_LINES
             self.write(f"  ⎿ … {more} more line{'s' if more > 1 else ''}\n")
         return text, is_error
+
+    # -- compaction ----------------------------------------------------------------------------
+
+    def _added(self, message) -> None:
+        self.appended += sent_tokens(self.conversation, message)
+
+    def context_size(self) -> int:
+        """What the next request holds: the last step's real size plus what came since (before
+        the first step: our estimate of it all)."""
+        if self.last_real:
+            return self.last_real + self.appended
+        active = [m for m in self.conversation.messages if not m.compacted]
+        return self.budget.overhead + sum(sent_tokens(self.conversation, m) for m in active)
+
+    def compact_if_needed(self) -> None:
+        """Before a model call: past the target, mask old tool outputs."""
+        if self.budget is None:
+            return
+        before = self.context_size()
+        if before <= self.budget.target:
+            return
+        picks, saved = maskable(self.conversation, self.budget.protect, self.budget.min_prune)
+        if not picks:
+            return
+        self.write("⟳ Compacting context (masking old tool outputs)\n")
+        self.round += 1
+        after = before - saved
+        self.conversation.prune(picks, ("agent_compaction", {"round": self.round, "layer": "mask", "before": before, "after": after, "pruned": len(picks)}))
+        if self.last_real:
+            self.last_real -= saved
+        else:
+            self.appended = 0
+        self.write(f"✓ Context compacted: {before} → {self.context_size()} tokens (masked {len(picks)} tool outputs)\n")
 
     def _footer(self, step: Step) -> None:
         used = step.context_tokens

@@ -79,8 +79,9 @@ class Model:
         return Step(content, final.usage.model_dump(exclude_none=True), final.stop_reason)
 
 
-DEFAULT_AGENT_MODEL = "claude-sonnet-4-5"
-CONTEXT_LIMITS = {"claude-sonnet-4-5": 200_000, "claude-haiku-4-5": 200_000, "claude-opus-4-5": 200_000}
+# A current model (the SDK warns that claude-sonnet-4-5 reaches its end of life on 2026-11-30).
+DEFAULT_AGENT_MODEL = "claude-sonnet-5-5"
+CONTEXT_LIMITS: dict[str, int] = {}  # known windows other than the default below, by model id
 
 
 def context_limit(model: str, given: int | None) -> int:

@@ -43,6 +43,11 @@ TOOLS = [
         }, "required": ["path", "content"]},
     },
     {
+        "name": "recall_output",
+        "description": "Get back, whole, a tool output that was pruned from the conversation to save context (its placeholder names the handle).",
+        "input_schema": {"type": "object", "properties": {"handle": {"type": "integer"}}, "required": ["handle"]},
+    },
+    {
         "name": "list_directory",
         "description": "List a directory of the workspace (default: its top).",
         "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
