@@ -147,6 +147,7 @@ def agent_cmd(
     confirm: bool = typer.Option(False, "--confirm", help="Ask before each command."),
     compaction: str = typer.Option("auto", "--compaction", help="auto: mask old tool outputs past --compact-at of the window; off."),
     compact_at: float = typer.Option(0.8, "--compact-at", help="Share of the usable window at which compaction starts."),
+    summary_model: Optional[str] = typer.Option(None, "--summary-model", help="Model for the compaction's summaries (default: the agent's)."),
     name: Optional[str] = typer.Option(None, "--name", "-n", help="A name for this session."),
 ) -> None:
     """supervise's own coding agent, every command in a hardened Docker sandbox, run under the supervisor."""
@@ -165,7 +166,7 @@ def agent_cmd(
     flags = ["--max-steps", str(max_steps), "--network", network, "--timeout", str(timeout),
              "--compaction", compaction, "--compact-at", str(compact_at)]
     for flag, value in (("--model", model), ("--base-url", base_url), ("--context-limit", context_limit), ("--image", image),
-                        ("--workspace", workspace.resolve() if workspace else None)):
+                        ("--workspace", workspace.resolve() if workspace else None), ("--summary-model", summary_model)):
         if value is not None:
             flags += [flag, str(value)]
     flags += [f for f, on in (("-p", once), ("--scratch", scratch), ("--confirm", confirm)) if on]

@@ -42,6 +42,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument(RESUME_FLAG, dest="resume_from")
     ap.add_argument("--compaction", choices=["auto", "off"], default="auto")
     ap.add_argument("--compact-at", type=float, default=0.8)
+    ap.add_argument("--summary-model")
     return ap.parse_args(argv)
 
 
@@ -88,7 +89,7 @@ def main(argv: list[str]) -> int:
         agent = Agent(conversation, model, box, workspace, write=write,
                       ask=ask if args.confirm else None, queued=lines.queued, max_steps=args.max_steps,
                       timeout=args.timeout, context_limit=context_limit(model.name, args.context_limit),
-                      compaction=args.compaction, compact_at=args.compact_at)
+                      compaction=args.compaction, compact_at=args.compact_at, summary_model=args.summary_model)
         task = " ".join(t for t in args.task if t != "--").strip()
         if args.once:
             if not task:
@@ -111,6 +112,9 @@ def main(argv: list[str]) -> int:
                 return 0
             if line.strip() in ("/exit", "/quit"):
                 return 0
+            if line.strip() == "/compact":  # compacts now, then waits for the user
+                agent.compact_now()
+                continue
             if line.strip():
                 agent.run(line)
     finally:

@@ -17,6 +17,7 @@ from ..contexts.digest import estimate_tokens
 from ..store import Store, utcnow
 
 
+SUMMARY_HEAD = "[The conversation so far was compacted into this summary. Continue the task from its current state.]\n\n"
 PREVIEW = 200  # characters of a pruned output's head and of its tail the model still sees
 
 
@@ -90,6 +91,40 @@ class Conversation:
             if m.seq in wanted:
                 m.pruned = True
 
+    def pivot(self, first_kept: int | None, summary: str, event: tuple[str, dict]) -> None:
+        """Everything before `first_kept` (all of it if None), and earlier summaries, is
+        compacted; `summary` stands in for it. One transaction, with the event."""
+        seq = (self.messages[-1].seq + 1) if self.messages else 1
+        content = [{"type": "text", "text": summary}]
+        with self.store.db.conn:
+            self.store.db.execute(
+                "update messages set compacted = 1 where session_id = ? and (role = 'summary' or seq < ?)",
+                [self.session_id, first_kept if first_kept is not None else seq])
+            self.store.db["messages"].insert({
+                "session_id": self.session_id, "seq": seq, "role": "summary", "content": json.dumps(content, ensure_ascii=False),
+                "tokens": estimate_tokens(summary), "created": utcnow(),
+            })
+            self._event(*event)
+        for m in self.messages:
+            if m.role == "summary" or first_kept is None or m.seq < first_kept:
+                m.compacted = True
+        self.messages.append(Message(seq, "summary", content))
+
+    def latest_summary(self) -> str:
+        for m in reversed(self.messages):
+            if m.role == "summary" and not m.compacted:
+                return m.content[0]["text"]
+        return ""
+
+    def original_request(self) -> str:
+        """The first thing the user asked, verbatim (compacted or not)."""
+        for m in self.messages:
+            if m.role == "user":
+                text = "\n".join(b.get("text", "") for b in m.content if b.get("type") == "text").strip()
+                if text:
+                    return text
+        return ""
+
     def _event(self, kind: str, detail: dict) -> None:
         self.store.db["events"].insert({"session_id": self.session_id, "time": utcnow(), "offset": 0.0, "kind": kind,
                                         "detail": json.dumps(detail, ensure_ascii=False)})
@@ -113,8 +148,11 @@ class Conversation:
         answered in the next user turn."""
         out: list[dict] = []
         pending: list[str] = []  # tool calls of the last assistant message still unanswered
+        summary = self.latest_summary()
+        if summary:  # first: it stands in for everything before the kept messages
+            out.append({"role": "user", "content": [{"type": "text", "text": SUMMARY_HEAD + summary}]})
         for m in self.messages:
-            if m.compacted:
+            if m.compacted or m.role == "summary":
                 continue
             if m.role == "assistant":
                 _answer_missing(out, pending)

@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ..errors import SuperviseError
 from . import tools
 from .budget import Budget, overhead
-from .compaction import maskable, sent_tokens
+from .compaction import SUMMARY_SYSTEM, cut, maskable, sent_tokens, summary_input, valid, with_request
 from .conversation import Conversation
-from .model import Cancelled, Model, Step
+from .model import Cancelled, Model, Step, TooLong, summarize
 from .sandbox import Sandbox
 
 SYSTEM = (
@@ -30,6 +31,8 @@ SYSTEM = (
     "task is done, answer with a short summary and no tool call."
 )
 SHOWN_LINES = 3  # lines of a tool's result shown under its call
+ESCALATIONS = 3  # at most this many further attempts in one compaction (then the model call goes ahead)
+SHORT_PREVIEW = 40  # characters of head and tail once previews are shortened
 
 
 class Agent:
@@ -48,6 +51,8 @@ class Agent:
         context_limit: int = 200_000,
         compaction: str = "auto",
         compact_at: float = 0.8,
+        summary_model: str | None = None,
+        layers: tuple[str, ...] = ("mask", "summary"),
     ):
         self.conversation = conversation
         self.model = model
@@ -61,9 +66,16 @@ class Agent:
         self.context_limit = context_limit
         reserve = min(getattr(model, "max_tokens", 8192), context_limit // 4)  # a call's output, at most
         self.budget = Budget(context_limit, reserve, overhead(SYSTEM, tools.TOOLS), compact_at) if compaction == "auto" else None
-        self.last_real = 0  # the last step's real context size (tokens, from the API)
+        if self.budget is None:  # /compact still works with automatic compaction off
+            self._manual_budget = Budget(context_limit, reserve, overhead(SYSTEM, tools.TOOLS), compact_at)
+        self.summary_model = summary_model
+        self.layers = set(layers)  # both, unless a benchmark compares them
+        self.last_real = 0  # the last step's real context size (tokens, from the API); 0: estimate
         self.appended = 0  # estimated tokens added since that step
+        self.correction = 1.0  # real / estimated, learnt from "prompt is too long"
         self.round = 0  # compactions so far
+        self.refused = 0  # summaries refused (they did not shrink the context)
+        self._summary_failed = False  # the last summary did not shrink: do not ask for another at once
         self.state = "idle"  # idle | streaming | tools
         self.cancelled = False
         self._last_interrupt = 0.0
@@ -89,7 +101,7 @@ class Agent:
         self._added(self.conversation.user(task))
         for _ in range(self.max_steps):
             self.compact_if_needed()
-            step = self._ask_model()
+            step = self._ask_with_recovery()
             self.conversation.add("assistant", step.content, step.usage or None, step.interrupted)
             self.last_real, self.appended = step.context_tokens, 0
             if step.interrupted:
@@ -108,6 +120,25 @@ class Agent:
                 self._added(self.conversation.user("\n".join(lines)))
         self.write(f"stopped after {self.max_steps} steps (--max-steps)\n")
         return "max_steps"
+
+    def _ask_with_recovery(self) -> Step:
+        """The model call; on "prompt is too long": correct the estimate by the API's count,
+        compact, retry once; then reset to the summary, the request and the last turn, and
+        retry; only then fail. Nothing is deleted from the database on the way."""
+        for attempt in range(3):
+            try:
+                return self._ask_model()
+            except TooLong as exc:
+                self.write(f"✗ Context overflow: {exc}\n")
+                if exc.actual:
+                    self.correction *= exc.actual / max(1, self._estimate())
+                self.last_real = self.appended = 0
+                if attempt == 0:
+                    self.compact_if_needed(force=True)
+                elif attempt == 1:
+                    self._reset()
+        raise SuperviseError("the conversation does not fit the model's context, even reset to its summary and the last turn",
+                             "start anew with `supervise resume ID --fresh`, or pass a larger --context-limit")
 
     def _ask_model(self) -> Step:
         self.state = "streaming"
@@ -154,33 +185,121 @@ class Agent:
     def _added(self, message) -> None:
         self.appended += sent_tokens(self.conversation, message)
 
+    def _estimate(self) -> int:
+        budget = self.budget or self._manual_budget
+        return budget.overhead + sum(sent_tokens(self.conversation, m) for m in self.conversation.messages if not m.compacted)
+
     def context_size(self) -> int:
-        """What the next request holds: the last step's real size plus what came since (before
-        the first step: our estimate of it all)."""
+        """What the next request holds: the last step's real size plus what came since
+        (after a compaction or before the first step: our estimate, corrected by what the
+        API once said)."""
         if self.last_real:
             return self.last_real + self.appended
-        active = [m for m in self.conversation.messages if not m.compacted]
-        return self.budget.overhead + sum(sent_tokens(self.conversation, m) for m in active)
+        return int(self._estimate() * self.correction)
 
-    def compact_if_needed(self) -> None:
-        """Before a model call: past the target, mask old tool outputs."""
-        if self.budget is None:
+    def compact_now(self) -> None:
+        """`/compact` at the prompt: summarize now, then wait for the user."""
+        self.compact_if_needed(force=True)
+
+    def compact_if_needed(self, force: bool = False) -> None:
+        """Before a model call: past the target, mask old tool outputs; if that is not
+        enough, a summary pivot; if still not, escalate (harder masking, shorter previews,
+        the oldest kept turns dropped in pairs), a bounded number of times."""
+        budget = self.budget or (self._manual_budget if force else None)
+        if budget is None:
             return
         before = self.context_size()
-        if before <= self.budget.target:
+        if not force and before <= budget.target:
             return
-        picks, saved = maskable(self.conversation, self.budget.protect, self.budget.min_prune)
-        if not picks:
-            return
-        self.write("⟳ Compacting context (masking old tool outputs)\n")
+        self.write("⟳ Compacting context\n")
+        layers = []
+        if not force and "mask" in self.layers:
+            picks, _ = maskable(self.conversation, budget.protect, budget.min_prune)
+            if picks:
+                self._record_mask(picks, before, "mask")
+                layers.append(f"masked {len(picks)} tool outputs")
+        if (force or self.context_size() > budget.target) and "summary" in self.layers:
+            if self._summary_failed and not force:
+                self._summary_failed = False  # not twice in a row: escalate instead this time
+            elif self._summarize(budget, before):
+                layers.append("summarized")
+        for attempt in range(ESCALATIONS):
+            if self.context_size() <= budget.target:
+                break
+            if attempt == 0 and "mask" in self.layers:
+                picks, _ = maskable(self.conversation, budget.protect // 4, 1)
+                if picks:
+                    self._record_mask(picks, before, "mask-harder")
+                    layers.append(f"masked {len(picks)} more")
+            elif attempt == 1 and "mask" in self.layers:
+                self.conversation.preview = SHORT_PREVIEW
+                self.last_real = self.appended = 0
+                layers.append("shorter previews")
+            elif attempt == 2 and self._drop_oldest_pair():
+                layers.append("dropped the oldest turns")
+        self.last_real = self.appended = 0
+        after = self.context_size()
+        self.write(f"✓ Context compacted: {before} → {after} tokens ({', '.join(layers) or 'nothing could go'})\n")
+
+    def _record_mask(self, picks: list[int], before: int, layer: str) -> None:
         self.round += 1
-        after = before - saved
-        self.conversation.prune(picks, ("agent_compaction", {"round": self.round, "layer": "mask", "before": before, "after": after, "pruned": len(picks)}))
-        if self.last_real:
-            self.last_real -= saved
-        else:
-            self.appended = 0
-        self.write(f"✓ Context compacted: {before} → {self.context_size()} tokens (masked {len(picks)} tool outputs)\n")
+        self.conversation.prune(picks, ("agent_compaction", {"round": self.round, "layer": layer, "before": before, "pruned": len(picks)}))
+        self.last_real = self.appended = 0
+
+    def _summarize(self, budget: Budget, before: int) -> bool:
+        first = cut(self.conversation)
+        if first is None:
+            return False
+        conv = self.conversation
+        replaced = sum(sent_tokens(conv, m) for m in conv.messages if not m.compacted and m.seq < first)
+        text = summary_input(conv, first, budget.usable // 2)
+        for attempt in range(2):
+            try:
+                summary, _ = summarize(self.model, SUMMARY_SYSTEM, text, self.summary_model)
+            except TooLong:
+                text = text[len(text) // 2:]
+                continue
+            summary = with_request(summary, conv.original_request())
+            why = valid(summary, replaced)
+            if why is None:
+                self.round += 1
+                conv.pivot(first, summary, ("agent_compaction", {"round": self.round, "layer": "summary", "before": before,
+                                                                 "replaced": replaced, "summary": summary}))
+                self.last_real = self.appended = 0
+                self._summary_failed = False
+                return True
+            if why.startswith("not smaller"):
+                break  # asking again costs a second call that would not shrink it either
+        self.refused += 1
+        self._summary_failed = True
+        self.write("(the summary would not shrink the context: refused)\n")
+        return False
+
+    def _drop_oldest_pair(self) -> bool:
+        """Drop the two oldest kept messages (a call and its results together), never the
+        summary and never the last user turn."""
+        conv = self.conversation
+        active = [m for m in conv.messages if not m.compacted and m.role != "summary"]
+        if len(active) <= 3:
+            return False
+        first_kept = active[2].seq
+        i = 2
+        while i < len(active) - 1 and active[i].role == "tool":
+            i += 1
+        first_kept = active[i].seq
+        summary = conv.latest_summary() or f"## Original request\n{conv.original_request()}"
+        self.round += 1
+        conv.pivot(first_kept, summary, ("agent_compaction", {"round": self.round, "layer": "drop", "dropped": i}))
+        return True
+
+    def _reset(self) -> None:
+        """The last resort before failing: the summary (or the request), the last user turn."""
+        conv = self.conversation
+        last_user = next((m for m in reversed(conv.messages) if m.role == "user" and not m.compacted), None)
+        summary = conv.latest_summary() or f"## Original request\n{conv.original_request()}"
+        self.round += 1
+        conv.pivot(last_user.seq if last_user else None, summary, ("agent_compaction", {"round": self.round, "layer": "reset"}))
+        self.last_real = self.appended = 0
 
     def _footer(self, step: Step) -> None:
         used = step.context_tokens

@@ -71,7 +71,7 @@ class Model:
         except anthropic.NotFoundError as exc:
             raise SuperviseError(f"the model API does not know the model {self.name!r}", "pass --model with a model your key can use") from exc
         except anthropic.APIStatusError as exc:
-            raise SuperviseError(f"the model call failed: {exc.status_code} {_message(exc)}", "try again; the conversation is kept") from exc
+            raise too_long(exc) or SuperviseError(f"the model call failed: {exc.status_code} {_message(exc)}", "try again; the conversation is kept") from exc
         except anthropic.APIError as exc:
             raise SuperviseError(f"the model call failed: {exc}", "check the network and --base-url; the conversation is kept") from exc
         content = [block.model_dump(exclude_none=True) for block in final.content]
@@ -80,8 +80,41 @@ class Model:
 
 
 # A current model (the SDK warns that claude-sonnet-4-5 reaches its end of life on 2026-11-30).
+class TooLong(Exception):
+    """The API said the prompt is too long: `actual` tokens against `maximum` (0 if unsaid)."""
+
+    def __init__(self, actual: int, maximum: int):
+        super().__init__(f"prompt is too long: {actual} tokens > {maximum} maximum")
+        self.actual, self.maximum = actual, maximum
+
+
+def too_long(exc) -> TooLong | None:
+    """The API's "prompt is too long: N tokens > M maximum" as TooLong, or None."""
+    import re
+
+    text = _message(exc)
+    if "prompt is too long" not in text.lower():
+        return None
+    m = re.search(r"(\d+)\s*tokens?\s*>\s*(\d+)", text)
+    return TooLong(int(m.group(1)), int(m.group(2))) if m else TooLong(0, 0)
+
+
 DEFAULT_AGENT_MODEL = "claude-sonnet-5-5"
 CONTEXT_LIMITS: dict[str, int] = {}  # known windows other than the default below, by model id
+
+
+def summarize(model: "Model", system: str, text: str, name: str | None = None) -> tuple[str, dict]:
+    """A tool-less call (the compaction's summary): its text and usage."""
+    import anthropic
+
+    try:
+        reply = model.client.messages.create(model=name or model.name, max_tokens=model.max_tokens, system=system,
+                                             messages=[{"role": "user", "content": text}])
+    except anthropic.APIStatusError as exc:
+        raise too_long(exc) or SuperviseError(f"the summary call failed: {exc.status_code} {_message(exc)}") from exc
+    except anthropic.APIError as exc:
+        raise SuperviseError(f"the summary call failed: {exc}") from exc
+    return "".join(getattr(b, "text", "") for b in reply.content), reply.usage.model_dump(exclude_none=True)
 
 
 def context_limit(model: str, given: int | None) -> int:
