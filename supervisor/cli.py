@@ -148,6 +148,7 @@ def agent_cmd(
     compaction: str = typer.Option("auto", "--compaction", help="auto: mask old tool outputs past --compact-at of the window; off."),
     compact_at: float = typer.Option(0.8, "--compact-at", help="Share of the usable window at which compaction starts."),
     summary_model: Optional[str] = typer.Option(None, "--summary-model", help="Model for the compaction's summaries (default: the agent's)."),
+    keep_last: int = typer.Option(10, "--keep-last", help="Messages a summary keeps as they are."),
     name: Optional[str] = typer.Option(None, "--name", "-n", help="A name for this session."),
 ) -> None:
     """supervise's own coding agent, every command in a hardened Docker sandbox, run under the supervisor."""
@@ -164,7 +165,7 @@ def agent_cmd(
     if workspace is not None and not workspace.is_dir():
         raise SuperviseError(f"no such directory: {workspace}", "give --workspace an existing directory, or --scratch", exit_code=2)
     flags = ["--max-steps", str(max_steps), "--network", network, "--timeout", str(timeout),
-             "--compaction", compaction, "--compact-at", str(compact_at)]
+             "--compaction", compaction, "--compact-at", str(compact_at), "--keep-last", str(keep_last)]
     for flag, value in (("--model", model), ("--base-url", base_url), ("--context-limit", context_limit), ("--image", image),
                         ("--workspace", workspace.resolve() if workspace else None), ("--summary-model", summary_model)):
         if value is not None:

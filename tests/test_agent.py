@@ -311,3 +311,31 @@ def test_sigterm_ends_the_agent_and_removes_its_container_and_scratch_workspace(
         time.sleep(0.2)
     assert not [x for x in docker_client.containers.list(all=True) if x.name == f"supervise-{sid}"]
     assert not os.path.exists(scratch)
+
+
+def test_ctrl_c_during_a_compaction_leaves_the_database_as_it_was(docker_client, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeAnthropic() as api:
+        api.add({"text": "First answer."})
+        api.add({"text": "Second answer."})
+        api.add({"text": "## Original request\nx", "delay": 5}, match=lambda r: not r.has_tools, times=None)  # a slow summary
+        c = start_interactive(ws, api, "--keep-last", "1")
+        for task in ("first task", "second task"):
+            c.sendline(task)
+            c.expect("agent› ")
+        c.sendline("/compact")
+        c.expect("Compacting context")
+        sid = latest()["id"]
+        before = messages_of(sid)
+        c.sendcontrol("c")
+        c.expect(r"\(compaction interrupted\)")
+        c.expect("agent› ")
+        c.sendline("/exit")
+        c.expect(pexpect.EOF)
+        c.close()
+    after = messages_of(sid)
+    assert after == before  # no summary row, no message flagged
+    db = Store.open_default().db
+    assert not db.execute("select count(*) from messages where session_id = ? and (compacted = 1 or role = 'summary')", [sid]).fetchone()[0]
+    assert not db.execute("select count(*) from events where session_id = ? and kind = 'agent_compaction'", [sid]).fetchone()[0]

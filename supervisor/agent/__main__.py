@@ -19,7 +19,7 @@ from ..store import ACTIVE, Store, supervisor_alive
 from . import RESUME_FLAG, sandbox as sandboxes, tools
 from .conversation import Conversation
 from .loop import Agent
-from .model import Model, context_limit
+from .model import Cancelled, Model, context_limit
 from .terminal import Lines
 
 PROMPT = "agent› "
@@ -43,6 +43,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--compaction", choices=["auto", "off"], default="auto")
     ap.add_argument("--compact-at", type=float, default=0.8)
     ap.add_argument("--summary-model")
+    ap.add_argument("--keep-last", type=int, default=10)
     return ap.parse_args(argv)
 
 
@@ -89,7 +90,8 @@ def main(argv: list[str]) -> int:
         agent = Agent(conversation, model, box, workspace, write=write,
                       ask=ask if args.confirm else None, queued=lines.queued, max_steps=args.max_steps,
                       timeout=args.timeout, context_limit=context_limit(model.name, args.context_limit),
-                      compaction=args.compaction, compact_at=args.compact_at, summary_model=args.summary_model)
+                      compaction=args.compaction, compact_at=args.compact_at, summary_model=args.summary_model,
+                      keep_last=args.keep_last)
         task = " ".join(t for t in args.task if t != "--").strip()
         if args.once:
             if not task:
@@ -113,7 +115,10 @@ def main(argv: list[str]) -> int:
             if line.strip() in ("/exit", "/quit"):
                 return 0
             if line.strip() == "/compact":  # compacts now, then waits for the user
-                agent.compact_now()
+                try:
+                    agent.compact_now()
+                except Cancelled:
+                    write("\n(compaction interrupted)\n")
                 continue
             if line.strip():
                 agent.run(line)

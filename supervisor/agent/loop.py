@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import SuperviseError
 from . import tools
 from .budget import Budget, overhead
-from .compaction import SUMMARY_SYSTEM, cut, maskable, sent_tokens, summary_input, valid, with_request
+from .compaction import KEEP_LAST, SUMMARY_SYSTEM, cut, maskable, sent_tokens, summary_input, valid, with_request
 from .conversation import Conversation
 from .model import Cancelled, Model, Step, TooLong, summarize
 from .sandbox import Sandbox
@@ -53,6 +53,7 @@ class Agent:
         compact_at: float = 0.8,
         summary_model: str | None = None,
         layers: tuple[str, ...] = ("mask", "summary"),
+        keep_last: int = KEEP_LAST,
     ):
         self.conversation = conversation
         self.model = model
@@ -70,6 +71,7 @@ class Agent:
             self._manual_budget = Budget(context_limit, reserve, overhead(SYSTEM, tools.TOOLS), compact_at)
         self.summary_model = summary_model
         self.layers = set(layers)  # both, unless a benchmark compares them
+        self.keep_last = keep_last
         self.last_real = 0  # the last step's real context size (tokens, from the API); 0: estimate
         self.appended = 0  # estimated tokens added since that step
         self.correction = 1.0  # real / estimated, learnt from "prompt is too long"
@@ -86,7 +88,7 @@ class Agent:
         if now - self._last_interrupt < 1.0:
             raise SystemExit(130)  # twice within a second: quit at once
         self._last_interrupt = now
-        if self.state == "streaming":
+        if self.state in ("streaming", "compacting"):
             raise Cancelled()
         if self.state == "tools":
             self.cancelled = True
@@ -100,8 +102,16 @@ class Agent:
         self.cancelled = False
         self._added(self.conversation.user(task))
         for _ in range(self.max_steps):
-            self.compact_if_needed()
-            step = self._ask_with_recovery()
+            try:
+                self.compact_if_needed()
+            except Cancelled:  # nothing of an unfinished compaction was written
+                self.write("\n(compaction interrupted)\n")
+                return "cancelled"
+            try:
+                step = self._ask_with_recovery()
+            except Cancelled:  # while a "prompt is too long" recovery compacted
+                self.write("\n(compaction interrupted)\n")
+                return "cancelled"
             self.conversation.add("assistant", step.content, step.usage or None, step.interrupted)
             self.last_real, self.appended = step.context_tokens, 0
             if step.interrupted:
@@ -212,6 +222,13 @@ class Agent:
         if not force and before <= budget.target:
             return
         self.write("⟳ Compacting context\n")
+        self.state = "compacting"  # Ctrl-C abandons it; what is written is written whole
+        try:
+            self._compact(budget, before, force)
+        finally:
+            self.state = "idle"
+
+    def _compact(self, budget: Budget, before: int, force: bool) -> None:
         layers = []
         if not force and "mask" in self.layers:
             picks, _ = maskable(self.conversation, budget.protect, budget.min_prune)
@@ -247,7 +264,7 @@ class Agent:
         self.last_real = self.appended = 0
 
     def _summarize(self, budget: Budget, before: int) -> bool:
-        first = cut(self.conversation)
+        first = cut(self.conversation, self.keep_last)
         if first is None:
             return False
         conv = self.conversation

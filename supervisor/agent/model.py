@@ -15,8 +15,10 @@ from ..config import Summary
 from ..errors import SuperviseError
 
 
-class Cancelled(Exception):
-    """The user pressed Ctrl-C."""
+class Cancelled(BaseException):
+    """The user pressed Ctrl-C. A BaseException, as KeyboardInterrupt is: the HTTP stack and
+    the SDK's retries catch Exception (a Cancelled raised in a summary call's read was taken
+    for a connection error and retried)."""
 
 
 @dataclass
