@@ -341,6 +341,31 @@ def patterns_check(
         typer.echo(f"{len(turns)} user message{'s' if len(turns) != 1 else ''} (user_input patterns)", err=True)
 
 
+@app.command()
+def browse(
+    port: int = typer.Option(8001, "--port", help="Port to serve on."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (this machine only by default)."),
+    open_browser: bool = typer.Option(False, "--open", help="Open it in a browser."),
+    print_metadata: bool = typer.Option(False, "--print-metadata", help="Print the Datasette metadata and exit."),
+) -> None:
+    """Browse sessions, events, contexts and the text logs (searchable) with Datasette."""
+    from . import browse as browsing
+
+    meta = browsing.metadata()
+    if print_metadata:
+        typer.echo(json.dumps(meta, indent=2, ensure_ascii=False))
+        return
+    _store().close()  # created and up to date before Datasette reads it
+    path = paths.db_path().with_name("supervise.metadata.json")
+    with paths.open_private(path, "w", encoding="utf-8") as fh:  # next to the database, for plain `datasette` too
+        json.dump(meta, fh, indent=2, ensure_ascii=False)
+    argv = [sys.executable, "-m", "datasette", "serve", str(paths.db_path()), "--metadata", str(path), "--host", host, "--port", str(port)]
+    if open_browser:
+        argv.append("--open")
+    typer.echo(f"supervise: serving {paths.db_path()} at http://{host}:{port}/ (Ctrl-C to stop)", err=True)
+    os.execv(sys.executable, argv)
+
+
 @app.command("db-path")
 def db_path() -> None:
     """Print the database path, e.g. for `datasette "$(supervise db-path)"`."""

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import asciicast, channel, config, emulator as emulators, paths, transcript
+from . import asciicast, channel, config, emulator as emulators, logindex, paths, transcript
 from .channel import Compacted, Error, Injected, Message, Modes, Done, Note
 from .events import EventSink
 from .giveback import GiveBack
@@ -97,7 +97,7 @@ class Recorder:
         self.giveback: GiveBack | None = None
         if cfg.agent and cfg.contexts:
             self.keeper = ContextKeeper(
-                KeeperSession(cfg.db_path, cfg.session_id, cfg.transcript_dir, cfg.resume_from), settings,
+                KeeperSession(cfg.db_path, cfg.session_id, cfg.transcript_dir, cfg.resume_from, cfg.log_path), settings,
                 screen=self.renderer.screen, output_chars=lambda: self.output_chars,
                 pattern_set=lambda: self.renderer.pattern_set, made=self._context_made, fail=self._fail,
             )
@@ -214,6 +214,17 @@ class Recorder:
             self.modes.feed(text)
             self.renderer.output(t, text)
 
+    def index_log(self) -> None:
+        """The rest of the text log into the search index (the log is complete now)."""
+        try:
+            store = Store(Path(self.config.db_path))
+            try:
+                logindex.index_new(store, self.config.session_id, Path(self.config.log_path))
+            finally:
+                store.close()
+        except Exception as exc:
+            self._fail("search index", exc)
+
     def mark_interrupted(self) -> None:
         """The loop went away without saying goodbye (kill -9, crash)."""
         if self._store is None:
@@ -287,6 +298,7 @@ def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settin
     # The loop restores the terminal as soon as it knows which modes the child left on.
     send(Modes(recorder.modes.reset_sequence()))
     recorder.finish()
+    recorder.index_log()
     keeper = recorder.keeper
     if keeper is not None:
         keeper.stop()

@@ -140,6 +140,22 @@ def m006_agent_messages(db: sqlite_utils.Database) -> None:
     db["messages"].create_index(["session_id", "seq"], unique=True)
 
 
+@migrations()
+def m007_search(db: sqlite_utils.Database) -> None:
+    # The text logs, in chunks of whole lines, for full-text search (Datasette's search box):
+    # added as sessions run and when they end. Events and context prompts are searchable too.
+    db["log_chunks"].create(
+        {"id": int, "session_id": str, "start": int, "end": int, "text": str},
+        pk="id",
+        not_null={"session_id", "start", "end", "text"},
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+    db["log_chunks"].create_index(["session_id", "start"], unique=True)
+    db["log_chunks"].enable_fts(["text"], create_triggers=True)
+    db["events"].enable_fts(["kind", "detail"], create_triggers=True)
+    db["contexts"].enable_fts(["prompt"], create_triggers=True)
+
+
 def _apply_migrations(db: sqlite_utils.Database) -> None:
     try:
         migrations.apply(db)
