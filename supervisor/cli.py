@@ -342,6 +342,23 @@ def patterns_check(
 
 
 @app.command()
+def demo() -> None:
+    """The whole idea in a minute: a demo agent works, compacts, and is given its context back."""
+    from .session import RunOptions, run as run_session
+
+    argv = [sys.executable, "-P", "-m", "supervisor.demo_agent"]
+    code = run_session(RunOptions(argv=argv, name="demo", agent="demo", inject="type"))
+    sid = Store.open_default().latest()["id"]
+    typer.echo(f"\nsupervise demo: session {sid}. Look at it with:\n"
+               f"  supervise show {sid}              # its events: the compaction, the context given back\n"
+               f"  supervise context {sid}           # the session context the agent was given\n"
+               f"  supervise export {sid}            # the text log (--format cast: the recording)\n"
+               f"  supervise resume {sid}            # run it again, linked, with its context\n"
+               f"  supervise browse --open           # everything in Datasette", err=True)
+    raise typer.Exit(code)
+
+
+@app.command()
 def browse(
     port: int = typer.Option(8001, "--port", help="Port to serve on."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (this machine only by default)."),
