@@ -2,12 +2,20 @@
 made and typed back, the session is resumed), through Datasette's in-process client."""
 
 import asyncio
+import contextlib
 import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
 
 import pytest
 from datasette.app import Datasette
 
-from conftest import run_cli
+from conftest import SUPERVISE, require, run_cli
 from helpers import latest
 from supervisor import browse, paths
 from supervisor.store import Store
@@ -78,32 +86,64 @@ def test_every_table_and_column_is_described_and_cells_read_well(recorded):
     assert printed == json.loads(json.dumps(browse.metadata()))  # the same metadata for plain `datasette`
 
 
-def test_supervise_browse_serves_the_database_on_localhost(tmp_path):
-    import socket
-    import subprocess
-    import time
-    import urllib.request
-
-    from conftest import SUPERVISE
-
-    run_cli("--", "sh", "-c", "echo browse-me", check=True)
+@contextlib.contextmanager
+def served():
+    """`supervise browse` on a free port of 127.0.0.1, answering; yields its base URL."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen([*SUPERVISE, "browse", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
     try:
-        body = None
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and body is None:
+        while time.monotonic() < deadline:
             try:
-                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/supervise/sessions.json?_shape=array", timeout=2).read()
+                urllib.request.urlopen(base + "/-/versions.json", timeout=2).read()
+                break
             except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()
                 time.sleep(0.3)
-        assert body is not None, proc.stderr.read1().decode() if proc.poll() is not None else "no answer"
-        assert json.loads(body)[0]["id"] == latest()["id"]
-        index = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode()
-        assert "Agent sessions recorded by supervise" in index
+        yield base
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_supervise_browse_serves_the_database_on_localhost(tmp_path):
+    run_cli("--", "sh", "-c", "echo browse-me", check=True)
+    with served() as base:
+        body = urllib.request.urlopen(base + "/supervise/sessions.json?_shape=array", timeout=5).read()
+        assert json.loads(body)[0]["id"] == latest()["id"]
+        index = urllib.request.urlopen(base + "/", timeout=5).read().decode()
+        assert "Agent sessions recorded by supervise" in index
     assert (paths.db_path().parent / "supervise.metadata.json").stat().st_mode & 0o777 == 0o600
+
+
+def chromium(*args, profile):
+    """Headless Chromium (Debian's package), as a person's browser would load the page."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    require(exe is not None, "Chromium is not installed (apt-get install chromium)")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}", "--window-size=1280,900"]
+    return subprocess.run([exe, *flags, *args], capture_output=True, text=True, timeout=90)
+
+
+def test_a_real_browser_shows_the_index_a_timeline_and_a_search(recorded, tmp_path):
+    first, _ = recorded
+    shots = Path(os.environ.get("SUPERVISE_TEST_ARTIFACTS", Path.home() / ".cache" / "supervise-test" / "artifacts"))
+    shots.mkdir(parents=True, exist_ok=True)
+    pages = {
+        "index": ("/", ["Agent sessions recorded by supervise", "sessions"]),
+        "database": ("/supervise", ["latest_contexts", "log_chunks", "The latest context of each session"]),
+        "timeline": (f"/supervise/timeline?session={first['id']}", ["compaction_started", "injection", "context round 1"]),
+        "search": ("/supervise/log_chunks?_search=quuxplanted", ["quuxplanted", first["id"]]),
+    }
+    with served() as base:
+        for name, (path, wanted) in pages.items():
+            dom = chromium("--dump-dom", base + path, profile=tmp_path / f"profile-{name}")
+            assert dom.returncode == 0, dom.stderr[-2000:]
+            for text in wanted:
+                assert text in dom.stdout, (name, text)
+            shot = shots / f"browse-{name}.png"
+            done = chromium(f"--screenshot={shot}", base + path, profile=tmp_path / f"profile-shot-{name}")
+            assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr[-2000:]
