@@ -24,41 +24,7 @@ sys.path[:0] = [str(ROOT / "tests")]
 
 from agentdriver import Screen, claude_bin, claude_env  # noqa: E402
 from fakeapi import FakeAnthropic  # noqa: E402
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
-
-
-def descendants(pid: int) -> list[int]:
-    kids: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                ppid = int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            kids.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
-    return out
-
-
-def is_recorder(pid: int) -> bool:
-    try:
-        return b"supervisor.recorder" in open(f"/proc/{pid}/cmdline", "rb").read()
-    except OSError:
-        return False
-
+from procs import cpu_seconds, descendants, is_recorder  # noqa: E402
 
 def measure(screen: Screen, seconds: float, supervised: bool) -> tuple[float, float]:
     """(% of a core used by supervise's processes, by the agent's) over `seconds`."""

@@ -26,6 +26,9 @@ from pathlib import Path
 from ptyprocess import PtyProcess
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from procs import cpu_seconds  # noqa: E402
+
 SUPERVISE = [sys.executable, "-m", "supervisor"]
 BARE = [sys.executable, str(ROOT / "scripts" / "bare_pty_copy.py")]
 COLS, ROWS = 120, 40
@@ -171,11 +174,6 @@ def bench_latency(keys: int, env: dict) -> None:
     print(f"{'no wrapper':<12} {pct(bare, .5):>8.3f} {pct(bare, .99):>8.3f}")
     print(f"{'supervise':<12} {pct(sup, .5):>8.3f} {pct(sup, .99):>8.3f}")
     print(f"added: p50 {pct(sup, .5) - pct(bare, .5):.3f} ms (target < 0.5), p99 {pct(sup, .99) - pct(bare, .99):.3f} ms (target < 2)")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def bench_idle(env: dict, seconds: float = 5.0) -> None:

@@ -12,7 +12,6 @@ the session had run (the target: flat, since a round digests only what came sinc
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sqlite3
 import sys
@@ -25,29 +24,16 @@ sys.path[:0] = [str(ROOT / "tests")]
 
 from agentdriver import Screen, claude_bin, claude_env  # noqa: E402
 from fakeapi import FakeAnthropic, default_reply  # noqa: E402
-
-IDLE = r"\? for shortcuts"
-TICK = os.sysconf("SC_CLK_TCK")
+from procs import cpu_seconds, peak_rss_kb, recorder_pid  # noqa: E402
 
 
 def proc_stat(pid: int) -> tuple[float, int]:
     """(CPU seconds, peak RSS in KB) of a live process."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    hwm = next(int(line.split()[1]) for line in open(f"/proc/{pid}/status") if line.startswith("VmHWM:"))
-    return (int(fields[11]) + int(fields[12])) / TICK, hwm
+    return cpu_seconds(pid), peak_rss_kb(pid)
 
 
-def recorder_of(pid: int) -> int:
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1]) == pid and b"supervisor.recorder" in open(f"/proc/{entry}/cmdline", "rb").read():
-                    return int(entry)
-            except OSError:
-                continue
-    raise RuntimeError("no recorder")
 
-
+IDLE = r"\? for shortcuts"
 def reply(req) -> dict:
     """Every third turn a Bash call with a big output; its result gets a short answer."""
     messages = req.body.get("messages", [])
@@ -79,7 +65,7 @@ def main() -> None:
             env.update(SUPERVISE_HOME=str(sv), SUPERVISE_SUMMARY_EVERY_KB=str(args.kb), SUPERVISE_SUMMARY_MIN_SECONDS=str(args.min_seconds))
             screen = Screen(["--", claude_bin(), "--model", "claude-sonnet-4-5", "--allowedTools", "Bash"], env, project)
             screen.wait(IDLE, 60)
-            pids = [screen.child.pid, recorder_of(screen.child.pid)]
+            pids = [screen.child.pid, recorder_pid(screen.child.pid)]
             began = time.monotonic()
             cpu0 = sum(proc_stat(p)[0] for p in pids)
             for n in range(1, args.turns + 1):

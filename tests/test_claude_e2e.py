@@ -1,7 +1,6 @@
 """The real Claude Code (pinned in tests/agents) under supervise, against the fake API."""
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 from agentdriver import Screen, claude_bin, claude_env
 from helpers import latest, session, wait_for
 from fakeapi import FakeAnthropic, default_reply
+from procs import cpu_seconds, recorder_pid
 
 IDLE = r"\? for shortcuts"
 HEAD = "[supervise] You are continuing earlier work"
@@ -110,24 +110,6 @@ def assert_one_compaction(s, trigger):
     # the same moments are marked in the recording
     cast = Path(s["cast_path"]).read_text()
     assert '"m", "compaction_started"' in cast and '"m", "compaction_finished"' in cast
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def recorder_pid(supervise_pid):
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
-                cmd = open(f"/proc/{entry}/cmdline", "rb").read()
-            except OSError:
-                continue
-            if int(stat[1]) == supervise_pid and b"supervisor.recorder" in cmd:
-                return int(entry)
-    raise AssertionError("no recorder process")
 
 
 def test_supervise_costs_nothing_while_claude_code_sits_idle(claude):

@@ -13,6 +13,7 @@ from agentdriver import Screen
 from conftest import ROOT, run_cli
 from helpers import latest, session, wait_for
 from fakeapi import FakeAnthropic
+from procs import children
 from supervisor.store import Store
 
 TOY = ROOT / "tests" / "agents" / "toyagent.py"
@@ -61,19 +62,6 @@ def quit_toy(screen):
     screen.type("/exit")
     screen.close()
     return wait_for(lambda: (lambda s: s if s["status"] != "active" else None)(session(latest()["id"])), 20)
-
-
-def children(pid):
-    out = []
-    for stat in os.listdir("/proc"):
-        if stat.isdigit():
-            try:
-                fields = open(f"/proc/{stat}/stat").read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                out.append(int(stat))
-    return out
 
 
 def injections(s):

@@ -1,0 +1,72 @@
+"""What /proc says of the processes the tests and benchmarks start: CPU time, peak memory,
+children, and which child is supervise's recorder."""
+
+from __future__ import annotations
+
+import os
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command name (ppid is [1], utime [11], stime [12])."""
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().rsplit(")", 1)[1].split()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (0.0 once it is gone)."""
+    try:
+        fields = _stat(pid)
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def peak_rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+
+
+def children(pid: int) -> list[int]:
+    return [p for p, parent in _parents().items() if parent == pid]
+
+
+def descendants(pid: int) -> list[int]:
+    """`pid` and every process below it."""
+    kids: dict[int, list[int]] = {}
+    for p, parent in _parents().items():
+        kids.setdefault(parent, []).append(p)
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def is_recorder(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"supervisor.recorder" in fh.read()
+    except OSError:
+        return False
+
+
+def recorder_pid(supervise_pid: int) -> int:
+    """The recorder process a supervise process started."""
+    for p in children(supervise_pid):
+        if is_recorder(p):
+            return p
+    raise AssertionError("no recorder process")
+
+
+def _parents() -> dict[int, int]:
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                out[int(entry)] = int(_stat(int(entry))[1])
+            except OSError:
+                continue
+    return out
