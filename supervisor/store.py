@@ -11,7 +11,7 @@ import json
 import os
 import secrets
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -280,11 +280,6 @@ class Store:
                 self.db["sessions"].update(row["id"], {"status": INTERRUPTED})
 
     # -- events -----------------------------------------------------------------------------
-
-    def add_events(self, session_id: str, events: Iterable[Event]) -> None:
-        rows = [_event_row(session_id, e) for e in events]
-        if rows:
-            self.db["events"].insert_all(rows)
 
     def add_event(self, session_id: str, event: Event) -> int:
         table = self.db["events"]

@@ -65,7 +65,8 @@ def test_session_whose_supervisor_died_reads_as_interrupted(tmp_path):
 def test_events_round_trip_with_json_detail(tmp_path):
     store = Store(tmp_path / "s.db")
     s = store.create_session(command="x", argv=["x"], cwd="/")
-    store.add_events(s["id"], [Event("start", {"argv": ["x"], "ü": "✻"}, 0.0, utcnow()), Event("exit", {"exit_code": 0}, 1.5, utcnow())])
+    store.add_event(s["id"], Event("start", {"argv": ["x"], "ü": "✻"}, 0.0, utcnow()))
+    store.add_event(s["id"], Event("exit", {"exit_code": 0}, 1.5, utcnow()))
     events = store.events(s["id"])
     assert [(e["kind"], e["offset"]) for e in events] == [("start", 0.0), ("exit", 1.5)]
     assert events[0]["detail"] == {"argv": ["x"], "ü": "✻"}

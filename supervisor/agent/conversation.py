@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from ..contexts.digest import estimate_tokens
-from ..store import Store, utcnow
+from ..store import Event, Store, utcnow
 
 
 SUMMARY_HEAD = "[The conversation so far was compacted into this summary. Continue the task from its current state.]\n\n"
@@ -126,8 +126,7 @@ class Conversation:
         return ""
 
     def _event(self, kind: str, detail: dict) -> None:
-        self.store.db["events"].insert({"session_id": self.session_id, "time": utcnow(), "offset": 0.0, "kind": kind,
-                                        "detail": json.dumps(detail, ensure_ascii=False)})
+        self.store.add_event(self.session_id, Event(kind, detail, 0.0, utcnow()))
 
     def recall(self, handle: int) -> str | None:
         """A pruned tool output, whole (None if there is no such output)."""
