@@ -214,17 +214,6 @@ class Recorder:
             self.modes.feed(text)
             self.renderer.output(t, text)
 
-    def index_log(self) -> None:
-        """The rest of the text log into the search index (the log is complete now)."""
-        try:
-            store = Store(Path(self.config.db_path))
-            try:
-                logindex.index_new(store, self.config.session_id, Path(self.config.log_path))
-            finally:
-                store.close()
-        except Exception as exc:
-            self._fail("search index", exc)
-
     def mark_interrupted(self) -> None:
         """The loop went away without saying goodbye (kill -9, crash)."""
         if self._store is None:
@@ -241,6 +230,11 @@ class Recorder:
         if self.giveback is not None:
             self.giveback.close()
         self.renderer.finish()
+        if self._store is not None:  # the text log is complete now: the rest of it into the search index
+            try:
+                logindex.index_new(self._store, self.config.session_id, Path(self.config.log_path))
+            except Exception as exc:
+                self._fail("search index", exc)
         if self.transcript is not None:
             self.transcript.stop()
         try:
@@ -298,7 +292,6 @@ def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settin
     # The loop restores the terminal as soon as it knows which modes the child left on.
     send(Modes(recorder.modes.reset_sequence()))
     recorder.finish()
-    recorder.index_log()
     keeper = recorder.keeper
     if keeper is not None:
         keeper.stop()
