@@ -138,42 +138,38 @@ def agent_cmd(
     model: Optional[str] = typer.Option(None, "--model", help="The agent's model (default claude-sonnet-5-5)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="Anthropic API base URL."),
     context_limit: Optional[int] = typer.Option(None, "--context-limit", help="Tokens (default: the model's)."),
-    max_steps: int = typer.Option(50, "--max-steps", help="Model calls per task."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Model calls per task (default 50)."),
     image: Optional[str] = typer.Option(None, "--image", help="Sandbox image (default python:3.12-slim, pulled on first use)."),
-    network: str = typer.Option("bridge", "--network", help="The sandbox's network: bridge or none."),
+    network: Optional[str] = typer.Option(None, "--network", help="The sandbox's network: bridge (default) or none."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", help="Mounted at /workspace (default: this directory)."),
     scratch: bool = typer.Option(False, "--scratch", help="A throwaway workspace instead."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per command before it is killed."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per command before it is killed (default 60)."),
     confirm: bool = typer.Option(False, "--confirm", help="Ask before each command."),
-    compaction: str = typer.Option("auto", "--compaction", help="auto: mask old tool outputs past --compact-at of the window; off."),
-    compact_at: float = typer.Option(0.8, "--compact-at", help="Share of the usable window at which compaction starts."),
+    compaction: Optional[str] = typer.Option(None, "--compaction", help="auto (default): mask old tool outputs, then summarize, past --compact-at of the window; off."),
+    compact_at: Optional[float] = typer.Option(None, "--compact-at", help="Share of the usable window at which compaction starts (default 0.8)."),
     summary_model: Optional[str] = typer.Option(None, "--summary-model", help="Model for the compaction's summaries (default: the agent's)."),
-    keep_last: int = typer.Option(10, "--keep-last", help="Messages a summary keeps as they are."),
+    keep_last: Optional[int] = typer.Option(None, "--keep-last", help="Messages a summary keeps as they are (default 10)."),
     name: Optional[str] = typer.Option(None, "--name", "-n", help="A name for this session."),
 ) -> None:
     """supervise's own coding agent, every command in a hardened Docker sandbox, run under the supervisor."""
-    from . import config
-    from .agent import AGENT
+    from . import agent as agents, config
     from .session import RunOptions, run as run_session
 
-    if network not in ("bridge", "none"):
+    if network not in (None, "bridge", "none"):
         raise SuperviseError(f"unknown --network '{network}'", "use bridge or none", exit_code=2)
-    if compaction not in ("auto", "off") or not 0.1 <= compact_at <= 0.99:
+    if compaction not in (None, "auto", "off") or not 0.1 <= (compact_at or 0.8) <= 0.99:
         raise SuperviseError("--compaction takes auto or off, --compact-at a share from 0.1 to 0.99", exit_code=2)
     if not config.load(model=model, base_url=base_url).summary.has_key:
         raise SuperviseError("no API key for the agent's model", "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY)", exit_code=2)
     if workspace is not None and not workspace.is_dir():
         raise SuperviseError(f"no such directory: {workspace}", "give --workspace an existing directory, or --scratch", exit_code=2)
-    flags = ["--max-steps", str(max_steps), "--network", network, "--timeout", str(timeout),
-             "--compaction", compaction, "--compact-at", str(compact_at), "--keep-last", str(keep_last)]
-    for flag, value in (("--model", model), ("--base-url", base_url), ("--context-limit", context_limit), ("--image", image),
-                        ("--workspace", workspace.resolve() if workspace else None), ("--summary-model", summary_model)):
-        if value is not None:
-            flags += [flag, str(value)]
-    flags += [f for f, on in (("-p", once), ("--scratch", scratch), ("--confirm", confirm)) if on]
-    argv = [sys.executable, "-P", "-m", "supervisor.agent", *flags, "--", *(task or [])]
+    argv = agents.command_line(
+        task or [], print=once, model=model, base_url=base_url, context_limit=context_limit, max_steps=max_steps, image=image,
+        network=network, workspace=workspace.resolve() if workspace else None, scratch=scratch, timeout=timeout, confirm=confirm,
+        compaction=compaction, compact_at=compact_at, summary_model=summary_model, keep_last=keep_last,
+    )
     # It keeps its own context (it compacts itself): nothing is typed into it.
-    raise typer.Exit(run_session(RunOptions(argv=argv, name=name, agent=AGENT, inject="off")))
+    raise typer.Exit(run_session(RunOptions(argv=argv, name=name, agent=agents.AGENT, inject="off")))
 
 
 @app.command()

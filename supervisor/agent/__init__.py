@@ -2,6 +2,8 @@
 container (sandbox.py); the file tools act on the workspace with every path resolved inside
 it first (tools.py)."""
 
+import sys
+
 AGENT = "supervise-agent"  # its pattern set, and the agent name its sessions are stored with
 RESUME_FLAG = "--resume-from"
 
@@ -24,3 +26,17 @@ def resume_argv(argv: list[str], from_session: str | None) -> list[str]:
     if from_session:
         out += [RESUME_FLAG, from_session]
     return [*out, "--"]
+
+
+def command_line(task: list[str], **options) -> list[str]:
+    """The agent program's command line, as the supervisor spawns it: an option given (not
+    None, not False) becomes its flag (`max_steps` -> `--max-steps`); the defaults are the
+    program's own (__main__.py), in one place."""
+    flags: list[str] = []
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            flags.append(flag)
+        elif value is not None and value is not False:
+            flags += [flag, str(value)]
+    return [sys.executable, "-P", "-m", "supervisor.agent", *flags, "--", *task]

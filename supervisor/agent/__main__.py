@@ -17,6 +17,8 @@ from .. import config
 from ..errors import SuperviseError
 from ..store import ACTIVE, Store, supervisor_alive
 from . import RESUME_FLAG, sandbox as sandboxes, tools
+from .budget import TRIGGER
+from .compaction import KEEP_LAST
 from .conversation import Conversation
 from .loop import Agent
 from .model import Cancelled, Model, context_limit
@@ -41,9 +43,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--confirm", action="store_true")
     ap.add_argument(RESUME_FLAG, dest="resume_from")
     ap.add_argument("--compaction", choices=["auto", "off"], default="auto")
-    ap.add_argument("--compact-at", type=float, default=0.8)
+    ap.add_argument("--compact-at", type=float, default=TRIGGER)
     ap.add_argument("--summary-model")
-    ap.add_argument("--keep-last", type=int, default=10)
+    ap.add_argument("--keep-last", type=int, default=KEEP_LAST)
     return ap.parse_args(argv)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import SuperviseError
 from . import tools
-from .budget import Budget, overhead
+from .budget import TRIGGER, Budget, overhead
 from .compaction import KEEP_LAST, SUMMARY_SYSTEM, cut, maskable, sent_tokens, summary_input, valid, with_request
 from .conversation import Conversation
 from .model import Cancelled, Model, Step, TooLong, summarize
@@ -50,7 +50,7 @@ class Agent:
         timeout: float = tools.DEFAULT_TIMEOUT,
         context_limit: int = 200_000,
         compaction: str = "auto",
-        compact_at: float = 0.8,
+        compact_at: float = TRIGGER,
         summary_model: str | None = None,
         layers: tuple[str, ...] = ("mask", "summary"),
         keep_last: int = KEEP_LAST,
