@@ -39,11 +39,10 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from fakeserver import FakeServer, serve
+from fakeserver import FakeServer, QuietHandler, serve
 
 CONTEXT_WINDOW = 1_048_576
 TOKENS = {"TINYTOKENS": 5, "BIGTOKENS": 600_000, "FULLCTX": 1_048_570}
@@ -181,12 +180,7 @@ class FakeGemini(FakeServer):
     def _handler(self):
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 path = urlparse(self.path).path
                 if "/models" in path:
@@ -221,12 +215,7 @@ class FakeGemini(FakeServer):
                     self._json(200, {})
 
             def _json(self, status: int, data: Any) -> None:
-                payload = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=UTF-8")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                self.send_json(status, data, content_type="application/json; charset=UTF-8")
 
             def _sse(self, response: dict) -> None:
                 self.send_response(200)

@@ -30,11 +30,10 @@ import itertools
 import json
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlparse
 
-from fakeserver import FakeServer, serve
+from fakeserver import FakeServer, QuietHandler, serve
 
 COMPACTION_MARK = "CONTEXT CHECKPOINT COMPACTION"
 USAGE_MARKS = {"HUGEUSAGE": 186_000, "BIGUSAGE": 150_000}
@@ -114,12 +113,7 @@ class FakeResponses(FakeServer):
     def _handler(self):
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 with api._lock:
                     api.requests.append(Request("GET", urlparse(self.path).path, {}))
@@ -155,12 +149,7 @@ class FakeResponses(FakeServer):
                     time.sleep(0.02)
 
             def _json(self, status: int, data: Any) -> None:
-                payload = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                self.send_json(status, data)
 
         return Handler
 

@@ -23,11 +23,10 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlparse
 
-from fakeserver import FakeServer, serve
+from fakeserver import FakeServer, QuietHandler, serve
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -156,12 +155,7 @@ class FakeAnthropic(FakeServer):
     def _handler(self):
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_HEAD(self) -> None:
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
@@ -193,15 +187,7 @@ class FakeAnthropic(FakeServer):
                     self._json(200, {})
 
             def _json(self, status: int, data: Any, headers: dict | None = None) -> None:
-                payload = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.send_header("request-id", f"req_fake_{next(_ids)}")
-                for k, v in (headers or {}).items():
-                    self.send_header(k, str(v))
-                self.end_headers()
-                self.wfile.write(payload)
+                self.send_json(status, data, {"request-id": f"req_fake_{next(_ids)}", **(headers or {})})
 
             def _messages(self, req: Request, reply: Reply) -> None:
                 if reply.get("delay"):

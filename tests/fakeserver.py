@@ -10,6 +10,25 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """What every fake's request handler shares: HTTP/1.1, no logging, JSON answers."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def send_json(self, status: int, data, headers: dict | None = None, content_type: str = "application/json") -> None:
+        payload = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, str(v))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
 class FakeServer:
     name = "fake API"
 
