@@ -379,6 +379,25 @@ def browse(
     os.execv(sys.executable, argv)
 
 
+@app.command()
+def doctor(as_json: bool = typer.Option(False, "--json", help="Print a JSON array.")) -> None:
+    """Check the terminal, data directory, database, pattern files, agent CLIs, hook, API key,
+    Docker and Datasette: each ok, warn or problem (with the fix); exit 1 on a problem."""
+    from . import doctor as checkup
+
+    checks = []
+    for check in checkup.run_all():
+        checks.append(check)
+        if not as_json:
+            for line in checkup.lines(check):
+                typer.echo(line)
+    if as_json:
+        typer.echo(json_text([checkup.as_dict(c) for c in checks]))
+    else:
+        typer.echo(checkup.summary(checks), err=True)
+    raise typer.Exit(1 if checkup.broken(checks) else 0)
+
+
 @app.command("db-path")
 def db_path() -> None:
     """Print the database path, e.g. for `datasette "$(supervise db-path)"`."""

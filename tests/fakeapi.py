@@ -3,7 +3,8 @@
 The one part of the system that cannot be real here is the model. This server speaks enough
 of the Messages API for the real Claude Code and for the `anthropic` SDK: `POST
 /v1/messages` streaming (SSE) and not, text and tool use, errors with the API's status codes
-and bodies, `count_tokens`, `/v1/models`, `HEAD /api/hello`. Replies are scripted by rules
+and bodies, `count_tokens`, `/v1/models`, `HEAD /api/hello`, and with `keys` set the 401 for
+any other key on every route. Replies are scripted by rules
 (first matching rule wins, each used a set number of times), else a default that answers
 title requests, compaction-summary requests and ordinary turns plausibly.
 
@@ -126,6 +127,7 @@ class FakeAnthropic(FakeServer):
         self.rules: list[Rule] = []
         self.default: Responder = default_reply
         self.count_factor = 1.0  # count_tokens answers len/4 times this (to test corrections)
+        self.keys: set[str] | None = None  # if set, any other key or token gets the API's 401, on every route
         super().__init__(host, port)
 
     def add(self, reply: Reply | Responder, match: Callable[[Request], bool] | None = None, times: int | None = 1) -> Rule:
@@ -161,8 +163,19 @@ class FakeAnthropic(FakeServer):
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
+            def _refused(self) -> bool:
+                given = self.headers.get("x-api-key") or self.headers.get("Authorization", "").removeprefix("Bearer ")
+                if api.keys is None or given in api.keys:
+                    return False
+                self._json(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+                return True
+
             def do_GET(self) -> None:
                 path = urlparse(self.path).path
+                with api._lock:
+                    api.requests.append(Request("GET", path, {k.lower(): v for k, v in self.headers.items()}, {}))
+                if self._refused():
+                    return
                 if path.startswith("/v1/models"):
                     self._json(200, {"data": [{"type": "model", "id": api.model, "display_name": api.model}], "has_more": False})
                 else:
@@ -179,6 +192,8 @@ class FakeAnthropic(FakeServer):
                 req = Request("POST", path, {k.lower(): v for k, v in self.headers.items()}, body)
                 with api._lock:
                     api.requests.append(req)
+                if self._refused():
+                    return
                 if path == "/v1/messages/count_tokens":
                     self._json(200, {"input_tokens": max(1, int(len(req.all_text()) // 4 * api.count_factor))})
                 elif path == "/v1/messages":
