@@ -51,7 +51,9 @@ ENTER_DELAY = 0.4
 ENTER_DELAY_PER_KB = 0.05
 RELEASE_AFTER = 0.3  # then the user's held-back keys follow
 
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+# SIGTSTP reaches us only from `kill`: a typed Ctrl-Z is a byte to the agent, raw. Either
+# way the agent stops, and we stop with it (`_child_stopped`).
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP)
 HANDLED = (signal.SIGWINCH, signal.SIGCHLD, *FORWARDED)
 
 
@@ -86,6 +88,7 @@ class PtyLoop:
         start: float | None = None,
         record_input: bool = False,
         backlog_cap: int = BACKLOG_CAP,
+        stop: Callable[[], bool] = lambda: False,
     ):
         self.proc = proc
         self.outbox = outbox
@@ -98,6 +101,7 @@ class PtyLoop:
         self.start = clock() if start is None else start
         self.record_input = record_input
         self.backlog_cap = backlog_cap
+        self.stop = stop
         self.stdin_is_tty = stdin_fd is not None and os.isatty(stdin_fd)
         self._pending = bytearray()
         self._status: int | None = None
@@ -345,14 +349,9 @@ class PtyLoop:
         exited = False
         for signum in set(data):
             if signum == signal.SIGWINCH:
-                cols, rows = self.size()
-                try:
-                    tty.set_size(master, cols, rows)
-                except OSError:
-                    continue
-                self.outbox.resize(now - self.start, cols, rows)
+                self._sync_size(master, now)
             elif signum == signal.SIGCHLD:
-                exited = self._reap(block=False) or exited
+                exited = self._reap(block=False, master=master) or exited
             elif signum in FORWARDED:
                 self.outbox.signal(now - self.start, signum)
                 self._killpg(signum)
@@ -362,23 +361,53 @@ class PtyLoop:
                         self._kill_at = now + KILL_GRACE
         return exited or self._status is not None
 
-    def _killpg(self, signum: int) -> None:
+    def _sync_size(self, master: int, now: float) -> None:
+        cols, rows = self.size()
         try:
-            os.killpg(self.proc.pid, signum)
+            tty.set_size(master, cols, rows)
         except OSError:
+            return
+        self.outbox.resize(now - self.start, cols, rows)
+
+    def _child_stopped(self, master: int) -> None:
+        """The agent stopped itself or was stopped by its terminal (Ctrl-Z): left alone, the
+        user would face a frozen agent with no shell. Stop with it, and when the shell
+        continues us, continue the agent at the window's size now."""
+        self.outbox.event(self.clock() - self.start, "suspended", {})
+        stopped = self.stop()
+        now = self.clock()
+        if stopped:
+            self.outbox.event(now - self.start, "resumed", {})
+            self._sync_size(master, now)
+        self._killpg(signal.SIGCONT)
+
+    def _killpg(self, signum: int) -> None:
+        """Signal the job shell (which relays it) and, for SIGKILL and SIGCONT that it cannot
+        relay in time, the agent's own group, in the foreground of its terminal."""
+        groups = [self.proc.pid]
+        if signum in (signal.SIGKILL, signal.SIGCONT):
             try:
-                os.kill(self.proc.pid, signum)
+                groups.append(os.tcgetpgrp(self.proc.fd))
+            except OSError:
+                pass
+        for group in dict.fromkeys(groups):
+            try:
+                os.killpg(group, signum)
             except OSError:
                 pass
 
-    def _reap(self, block: bool) -> bool:
+    def _reap(self, block: bool, master: int | None = None) -> bool:
         if self._status is not None:
             return True
         try:
-            pid, status = os.waitpid(self.proc.pid, 0 if block else os.WNOHANG)
+            pid, status = os.waitpid(self.proc.pid, 0 if block else os.WNOHANG | os.WUNTRACED)
         except ChildProcessError:
             return True
         if pid == 0:
+            return False
+        if os.WIFSTOPPED(status):
+            if master is not None:
+                self._child_stopped(master)
             return False
         self._status = status
         self.proc.terminated = True

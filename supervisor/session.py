@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import shutil
@@ -25,6 +26,9 @@ from .events import EventSink
 from .pty_loop import PtyLoop
 from .recorder import RecorderConfig
 from .store import COMPLETED, FAILED, INTERRUPTED, Store, supervisor_alive
+
+# The agent's session leader, so that Ctrl-Z works in the agent (see jobshell.py).
+JOBSHELL = str(Path(__file__).with_name("jobshell.py"))
 
 
 # How long the supervisor waits for the recorder at the end before leaving it to finish alone.
@@ -157,8 +161,10 @@ def run(
     outbox, inbox, recorder = _start_recorder(config, env, sdir)
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
     try:
+        program = _find_program(spawn_argv[0], child_env, opts.cwd)
         proc = PtyProcess.spawn(
-            spawn_argv, cwd=opts.cwd, env=child_env, dimensions=(rows, cols), preexec_fn=_restore_signals
+            [sys.executable, "-S", "-P", JOBSHELL, program, *spawn_argv],
+            cwd=opts.cwd, env=child_env, dimensions=(rows, cols), preexec_fn=_restore_signals,
         )
     except (OSError, FileNotFoundError) as exc:
         code = 127 if isinstance(exc, FileNotFoundError) else 126
@@ -196,7 +202,8 @@ def run(
     )
     outcome = None
     try:
-        with tty.raw(stdin_fd):
+        with tty.raw(stdin_fd) as terminal:
+            loop.stop = terminal.stop
             try:
                 outcome = loop.run()
             finally:
@@ -236,12 +243,11 @@ def run(
         status = COMPLETED if outcome.exit_code == 0 else FAILED
     store.finish_session(sid, status, outcome.exit_code)
     store.close()
-    for note in dict.fromkeys(notes):
-        print(note, file=stderr)
     how = f"exit {outcome.exit_code}"
     if outcome.signal:
         how = f"killed by {signal.Signals(outcome.signal).name}, exit {outcome.exit_code}"
-    print(f"supervise: session {sid} {status} ({how}) · resume with: supervise resume {sid}", file=stderr)
+    notes.append(f"supervise: session {sid} {status} ({how}) · resume with: supervise resume {sid}")
+    _tell(stderr, dict.fromkeys(notes))
     return outcome.exit_code
 
 
@@ -256,6 +262,32 @@ def _injection_notes(sid: str, opts: RunOptions, inject: str, given: list[dict],
     if inject == "off":
         return [f"supervise: context injection was off; the session context: supervise context {whose}"]
     return [f"supervise: the session context was not given to the agent; see it with: supervise context {whose}"]
+
+
+def _find_program(name: str, env: Mapping[str, str], cwd: str | None) -> str:
+    """The agent's program as exec would find it (the job shell between us runs it)."""
+    if "/" in name:
+        path = os.path.join(cwd or os.getcwd(), name)
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, "Permission denied", name)
+        return path
+    found = shutil.which(name, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, "command not found", name)
+    return found
+
+
+def _tell(stderr, lines) -> None:
+    """The last words to the user; a terminal that was closed (SIGHUP) can't take them, and
+    that must not turn the child's exit status into a traceback."""
+    try:
+        for line in lines:
+            print(line, file=stderr)
+        stderr.flush()
+    except OSError:
+        pass
 
 
 def _start_recorder(config: RecorderConfig, env: Mapping[str, str], sdir: Path) -> tuple[Outbox, Inbox, subprocess.Popen]:

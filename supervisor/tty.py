@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
 import struct
 import termios
 import tty
@@ -13,19 +14,55 @@ from collections.abc import Iterator
 DEFAULT_SIZE = (80, 24)
 
 
-@contextlib.contextmanager
-def raw(fd: int | None) -> Iterator[None]:
-    """Put `fd` in raw mode if it is a terminal; restore it on every way out."""
-    if fd is None or not os.isatty(fd):
-        yield
-        return
-    saved = termios.tcgetattr(fd)
+class Raw:
+    """The user's terminal in raw mode, with the modes it had before kept to give back."""
+
+    def __init__(self, fd: int | None):
+        self.fd = fd if fd is not None and os.isatty(fd) else None
+        self.saved = termios.tcgetattr(self.fd) if self.fd is not None else None
+
+    def enter(self) -> None:
+        if self.fd is not None:
+            tty.setraw(self.fd, termios.TCSADRAIN)
+
+    def leave(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+
+    def stop(self) -> bool:
+        """The agent stopped (Ctrl-Z): give the shell its terminal back in its own modes and
+        stop as the agent did; return once the shell continues us (`fg`), raw again. False,
+        without stopping, where no job-control shell could ever continue us."""
+        if self.fd is None or not _job_control(self.fd):
+            return False
+        self.leave()
+        os.kill(os.getpid(), signal.SIGSTOP)
+        self.enter()
+        return True
+
+
+def _job_control(fd: int) -> bool:
+    """Whether a shell could continue us after a stop: we are in the terminal's foreground,
+    and our parent is in the same session but another process group (a job-control shell,
+    not `exec supervise` or an ssh command, whose stop would be for good)."""
     try:
-        tty.setraw(fd, termios.TCSADRAIN)
-        yield
+        parent = os.getppid()
+        return (os.tcgetpgrp(fd) == os.getpgrp() and os.getsid(parent) == os.getsid(0)
+                and os.getpgid(parent) != os.getpgrp())
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def raw(fd: int | None) -> Iterator[Raw]:
+    """Put `fd` in raw mode if it is a terminal; restore it on every way out."""
+    mode = Raw(fd)
+    try:
+        mode.enter()
+        yield mode
     finally:
-        with contextlib.suppress(termios.error, OSError):
-            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        mode.leave()
 
 
 def size(*fds: int | None, env: dict | None = None) -> tuple[int, int]:

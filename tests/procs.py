@@ -61,6 +61,26 @@ def recorder_pid(supervise_pid: int) -> int:
     raise AssertionError("no recorder process")
 
 
+def session_processes(sid: str) -> list[int]:
+    """Every live process that belongs to session `sid`: its recorder (the session id is in
+    its command line) and the agent and its children (SUPERVISE_SESSION_ID in their env)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+            if stat[0] == "Z":
+                continue
+            cmdline = open(f"/proc/{entry}/cmdline", "rb").read()
+            environ = open(f"/proc/{entry}/environ", "rb").read()
+        except OSError:
+            continue
+        if sid.encode() in cmdline or f"SUPERVISE_SESSION_ID={sid}".encode() in environ.split(b"\0"):
+            found.append(int(entry))
+    return found
+
+
 def _parents() -> dict[int, int]:
     out = {}
     for entry in os.listdir("/proc"):

@@ -298,3 +298,30 @@ def test_resume_fresh_starts_a_new_claude_conversation_that_still_gets_the_conte
     assert ours_in(request) == 1 and TASK in json.dumps(request.body)  # ...but our context of it
     [given] = injections(second)
     assert given["channel"] == "hook" and given["source"] == "startup" and given["reason"] == "resume"
+
+
+def test_ctrl_z_suspends_claude_code_to_the_shell_and_fg_brings_it_back(start_claude, tmp_path):
+    """Claude Code suspends itself on Ctrl-Z (it leaves raw mode, then SIGTSTPs its group).
+    Under supervise its group used to be orphaned, the kernel dropped the signal, and Claude
+    Code sat in cooked mode waiting for a SIGCONT that never came."""
+    from conftest import SUPERVISE
+
+    _, api = start_claude()  # the fake API set up (this first Claude Code is left idle)
+    project = tmp_path / "work"
+    env = {**claude_env(tmp_path / "claude-home", project, api.url), "SUPERVISE_HOME": str(tmp_path / "home"),
+           "PS1": "SHELL$ ", "HISTFILE": "/dev/null"}
+    sh = Screen([], env, project, supervise=["bash", "--norc", "--noprofile", "-i"])
+    try:
+        sh.wait(r"SHELL\$", 10)
+        sh.child.sendline(f"{SUPERVISE[0]} -- {claude_bin()} --model claude-sonnet-4-5")
+        sh.wait(IDLE, 60)
+        turns(sh, [1])
+        sh.child.sendcontrol("z")
+        sh.wait(r"Stopped", 20)
+        sh.child.sendline("echo SHELL-IS-BACK")
+        sh.wait(r"\nSHELL-IS-BACK", 10)
+        sh.child.sendline("fg")
+        sh.wait(IDLE, 30)
+        turns(sh, [2])  # raw again: typed keys reach Claude Code's prompt and it answers
+    finally:
+        quit_claude(sh)

@@ -12,28 +12,9 @@ from agentdriver import Screen
 from conftest import ROOT
 from fakeapi import FakeAnthropic
 from helpers import latest, wait_for
+from procs import session_processes
 
 TOY = ROOT / "tests" / "agents" / "toyagent.py"
-
-
-def session_processes(sid: str) -> list[int]:
-    """Every live process that belongs to session `sid`: its recorder (the session id is in
-    its command line) and the agent and its children (SUPERVISE_SESSION_ID in their env)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
-            if stat[0] == "Z":
-                continue
-            cmdline = open(f"/proc/{entry}/cmdline", "rb").read()
-            environ = open(f"/proc/{entry}/environ", "rb").read()
-        except OSError:
-            continue
-        if sid.encode() in cmdline or f"SUPERVISE_SESSION_ID={sid}".encode() in environ.split(b"\0"):
-            found.append(int(entry))
-    return found
 
 
 def socket_dirs() -> set[Path]:
