@@ -8,7 +8,8 @@ and the summary calls' share of the tokens.
 The model is the fake Anthropic API (tests/fakeapi.py) scripted as in
 tests/test_agent_compaction.py: each step reads a large file at a new path, then answers;
 a summary call returns every section and the paths it was shown.
-Usage: scripts/bench_compaction.py [--steps 300] [--limit 20000]
+Usage: scripts/bench_compaction.py [--steps 300] [--limit 20000] [--json]
+(--json: the figures as one JSON object on the last line of stdout)
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--limit", type=int, default=20_000)
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
     results = {mode: run(mode, args.steps, args.limit) for mode in MODES}
     base = results["none"]["total"]
@@ -66,6 +68,8 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     for mode, r in results.items():
         print(f"| {mode} | {r['total']:,} | {r['total'] / base:.2f}x | {r['over']} | {r['recall']:.0%} | {r['summary_share']:.1%} |")
+    if args.json:
+        print(json.dumps({"steps": args.steps, "limit": args.limit, "modes": {mode: {**r, "vs_none": r["total"] / base} for mode, r in results.items()}}))
 
 
 if __name__ == "__main__":

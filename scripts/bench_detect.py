@@ -7,12 +7,15 @@ The recorder stores each event's latency (the loop's arrival time of the chunk t
 moment the event is written); we read them back and print p50/p99 and how many markers
 were detected. Target: p99 < 50 ms under 10 MB/s.
 
-Usage: scripts/bench_detect.py [--seconds 10] [--rate-mb 10]
+Usage: scripts/bench_detect.py [--seconds 10] [--rate-mb 10] [--json]
+(--json: the figures as one JSON object on the last line of stdout)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import shutil
 import subprocess
@@ -89,7 +92,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--rate-mb", type=float, default=10.0)
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
+    results = {"seconds": args.seconds, "runs": []}
     tmp = Path(tempfile.mkdtemp(prefix="supervise-bench-detect-"))
     try:
         print(f"{'other output':<14} {'detected':>10} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
@@ -98,8 +103,12 @@ def main() -> None:
             print(f"{rate:>8.0f} MB/s {len(lat):>4}/{sent:<5} {pct(lat, .5):>8.1f} {pct(lat, .99):>8.1f} {max(lat, default=float('nan')):>8.1f}")
             if os.environ.get("BENCH_VERBOSE"):
                 print("   ", [round(x) for x in lat])
+            figures = {"p50_ms": pct(lat, .5), "p99_ms": pct(lat, .99), "max_ms": max(lat, default=float("nan"))}
+            results["runs"].append({"rate_mb_s": rate, "detected": len(lat), "sent": sent, **{k: None if math.isnan(v) else v for k, v in figures.items()}})
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if args.json:
+        print(json.dumps(results))
 
 
 if __name__ == "__main__":

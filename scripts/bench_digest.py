@@ -11,7 +11,8 @@ the recorder makes it) after each; each round's time against the log's length, b
 digest of the whole log so far (what a round cost before rounds read only what was new).
 Target: flat.
 
-Usage: scripts/bench_digest.py [--sizes 1,10,100] [--budget 24000] [--rounds 12]
+Usage: scripts/bench_digest.py [--sizes 1,10,100] [--budget 24000] [--rounds 12] [--json]
+(--json: the figures as one JSON object on the last line of stdout)
 """
 
 from __future__ import annotations
@@ -41,11 +42,13 @@ def main() -> None:
     ap.add_argument("--sizes", default="1,10,100", help="MB, comma-separated")
     ap.add_argument("--budget", type=int, default=digest.DEFAULT_BUDGET)
     ap.add_argument("--rounds", type=int, default=12)
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
     overhead = digest.estimate_tokens(summarizer.SYSTEM + json.dumps(schema.TOOL))
     model = config.DEFAULT_MODEL
     print(f"budget {args.budget} tokens; model {model}; summary = digest + {overhead} tokens of instructions, {OUTPUT_TOKENS} out")
     print(f"{'log':>7} {'build':>7} {'digest':>14} {'recall':>7} {'input':>7} {'cost':>8}")
+    results = {"budget": args.budget, "model": model, "instructions_tokens": overhead, "output_tokens": OUTPUT_TOKENS, "sizes": []}
     for mb in (float(x) for x in args.sizes.split(",")):
         text, planted = sessiongen.generate(int(mb * 1_000_000))
         start = time.perf_counter()
@@ -55,12 +58,18 @@ def main() -> None:
         tokens_in = d.tokens + overhead
         cost = cost_usd(model, tokens_in, OUTPUT_TOKENS)
         print(f"{mb:>5g}MB {elapsed:>6.2f}s {d.tokens:>6}/{args.budget:<7} {kept / len(planted):>6.0%} {tokens_in:>7} ${cost:.4f}")
+        results["sizes"].append({"mb": mb, "build_s": elapsed, "tokens": d.tokens, "facts": len(planted), "recall": kept / len(planted), "input_tokens": tokens_in, "cost_usd": cost})
     full = cost_usd(model, args.budget + overhead, OUTPUT_TOKENS)
     print(f"worst case (a digest filling the whole budget): ${full:.4f} per summary")
-    growing(args.rounds, args.budget)
+    results["worst_case_cost_usd"] = full
+    results["growing"] = growing(args.rounds, args.budget)
+    if args.json:
+        print(json.dumps(results))
 
 
-def growing(count: int, budget: int) -> None:
+def growing(count: int, budget: int) -> list[dict]:
+    """The rounds' figures: log size (MB), round time, whole-log digest time (some rounds)."""
+    out = []
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "s.db")
         log = Path(tmp) / "session.log"
@@ -76,11 +85,15 @@ def growing(count: int, budget: int) -> None:
             rounds.make(store, store.get_session(s["id"]), "periodic", settings, env={}, live=True)
             took = time.perf_counter() - start
             whole = ""
+            whole_s = None
             if n in (1, count // 2, count):
                 start = time.perf_counter()
                 digest.build(log.read_text(encoding="utf-8"), budget)
-                whole = f"{time.perf_counter() - start:.2f}s"
+                whole_s = time.perf_counter() - start
+                whole = f"{whole_s:.2f}s"
             print(f"{log.stat().st_size / 1e6:>5.0f}MB {took:>6.2f}s {whole:>17}", flush=True)
+            out.append({"log_mb": log.stat().st_size / 1e6, "round_s": took, "whole_log_digest_s": whole_s})
+    return out
 
 
 if __name__ == "__main__":

@@ -7,13 +7,18 @@ a plain shell), start it under a real PTY, drive it to its idle prompt, then cou
 time (user + system, from /proc) of every process over --seconds: the agent alone when
 bare; supervise's own processes (the PTY loop and the recorder) and the agent under
 supervise. Prints a table; the target for supervise's processes is < 0.5% of a core.
+
+Usage: scripts/bench_idle.py [--seconds 30] [--only claude|toy|shell ...] [--json]
+(--json: the figures as one JSON object on the last line of stdout)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -106,6 +111,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--only", choices=list(AGENTS), action="append")
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-idle-"))
     rows = []
@@ -125,6 +131,16 @@ def main() -> None:
         bare = by.get((agent, False), (0, float("nan")))[1]
         ours, theirs = by.get((agent, True), (float("nan"), float("nan")))
         print(f"| {agent} | {bare:.2f}% | {theirs:.2f}% | {ours:.2f}% |")
+    if args.json:
+        results = {"seconds": args.seconds, "agents": {}}
+        for agent in dict.fromkeys(a for a, *_ in rows):
+            bare = by.get((agent, False), (None, None))[1]
+            ours, theirs = by.get((agent, True), (None, None))
+            results["agents"][agent] = {"agent_bare_pct": bare, "agent_supervised_pct": theirs, "supervise_pct": ours}
+        if "claude" in results["agents"]:
+            version = subprocess.run([claude_bin(), "--version"], capture_output=True, text=True).stdout.split()
+            results["agents"]["claude"]["version"] = version[0] if version else None
+        print(json.dumps(results))
 
 
 if __name__ == "__main__":

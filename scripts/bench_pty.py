@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """PTY benchmarks, measured side by side in one run, printed as ratios.
 
-- throughput: `cat` of a large file through supervise vs `script -qfc` vs a bare PTY copy
-  loop (scripts/bare_pty_copy.py); target >= 0.95x of the bare loop. Also the time until
-  supervise exits (the text log finished) and its peak memory.
+- throughput: `cat` of a large file through supervise vs `script -qfc` vs `asciinema rec`
+  vs a bare PTY copy loop (scripts/bare_pty_copy.py); target >= 0.95x of the bare loop.
+  Also the time until supervise exits (the text log finished) and its peak memory.
 - latency: keystroke echo round trip through a raw-mode `cat`, with and without supervise;
   target: added p50 < 0.5 ms, p99 < 2 ms.
 - idle CPU: supervise's own CPU time while the child sleeps; target ~0.
 
-Usage: scripts/bench_pty.py [--mb 200] [--rounds 3] [--keys 500]
+Usage: scripts/bench_pty.py [--mb 200] [--rounds 3] [--keys 500] [--json]
+(--json: the figures as one JSON object on the last line of stdout)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import select
@@ -101,20 +103,30 @@ def through_terminal(argv: list[str], expected: int, env: dict) -> tuple[float, 
     return passthrough or (end - first), first - start, end - first, peak
 
 
-def bench_throughput(mb: int, rounds: int, env: dict) -> None:
+def asciinema_bin() -> str | None:
+    """asciinema from the running interpreter's environment (the venv) or the PATH."""
+    beside = Path(sys.executable).parent / "asciinema"
+    return str(beside) if beside.exists() else shutil.which("asciinema")
+
+
+def bench_throughput(mb: int, rounds: int, env: dict) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="supervise-bench-"))
     try:
         data = tmp / "data.txt"
         newlines = make_file(data, mb)
         size = data.stat().st_size
         expected = size + newlines  # the inner PTY turns \n into \r\n
+        asciinema = asciinema_bin()
         cases = {
             "bare loop": [*BARE, "cat", str(data)],
             "script -qfc": ["script", "-qfc", f"cat {data}", "/dev/null"],
+            "asciinema rec": [asciinema or "asciinema", "rec", "--quiet", "--overwrite", "-c", f"cat {data}", str(tmp / "asciinema.cast")],
             "supervise": [*SUPERVISE, "--", "cat", str(data)],
         }
         if not shutil.which("script"):
             del cases["script -qfc"]
+        if not asciinema:
+            del cases["asciinema rec"]
         results: dict[str, list[tuple[float, float, float, int]]] = {k: [] for k in cases}
         for _ in range(rounds):  # interleaved, so drift on the machine hits every case alike
             for name, argv in cases.items():
@@ -125,6 +137,9 @@ def bench_throughput(mb: int, rounds: int, env: dict) -> None:
         print(f"{'case':<14} {'passthrough':>12} {'MB/s':>8} {'vs bare':>8} {'start-up':>9} {'exit after':>11} {'peak RSS':>9}")
         for name, (pt, startup, total, rss) in best.items():
             print(f"{name:<14} {pt:>11.2f}s {size / 1e6 / pt:>8.0f} {base / pt:>7.2f}x {startup * 1000:>7.0f}ms {total:>10.2f}s {rss / 1024:>7.0f}MB")
+        return {"mb": size / 1e6, "rounds": rounds, "cols": COLS, "rows": ROWS, "cases": {
+            name: {"seconds": pt, "mb_s": size / 1e6 / pt, "vs_bare": base / pt, "startup_ms": startup * 1000, "exit_after_s": total, "peak_rss_mb": rss / 1024}
+            for name, (pt, startup, total, rss) in best.items()}}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -165,7 +180,7 @@ def pct(samples: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))] * 1000
 
 
-def bench_latency(keys: int, env: dict) -> None:
+def bench_latency(keys: int, env: dict) -> dict:
     child = ["sh", "-c", "stty raw -echo; exec cat"]
     bare = echo_latencies(child, keys, env)
     sup = echo_latencies([*SUPERVISE, "--", *child], keys, env)
@@ -174,10 +189,13 @@ def bench_latency(keys: int, env: dict) -> None:
     print(f"{'no wrapper':<12} {pct(bare, .5):>8.3f} {pct(bare, .99):>8.3f}")
     print(f"{'supervise':<12} {pct(sup, .5):>8.3f} {pct(sup, .99):>8.3f}")
     print(f"added: p50 {pct(sup, .5) - pct(bare, .5):.3f} ms (target < 0.5), p99 {pct(sup, .99) - pct(bare, .99):.3f} ms (target < 2)")
+    return {"keys": keys, "bare": {"p50_ms": pct(bare, .5), "p99_ms": pct(bare, .99)}, "supervise": {"p50_ms": pct(sup, .5), "p99_ms": pct(sup, .99)},
+            "added": {"p50_ms": pct(sup, .5) - pct(bare, .5), "p99_ms": pct(sup, .99) - pct(bare, .99)}}
 
 
-def bench_idle(env: dict, seconds: float = 5.0) -> None:
+def bench_idle(env: dict, seconds: float = 5.0) -> dict:
     print(f"\n## CPU while the child is idle ({seconds:.0f} s of `sleep`)")
+    out = {"seconds": seconds, "cases": {}}
     for name, argv in (("bare loop", [*BARE, "sleep", "30"]), ("supervise", [*SUPERVISE, "--", "sleep", "30"])):
         proc = PtyProcess.spawn(argv, dimensions=(ROWS, COLS), env=env)
         time.sleep(1.5)  # start-up is not idleness
@@ -187,6 +205,8 @@ def bench_idle(env: dict, seconds: float = 5.0) -> None:
         elapsed = time.monotonic() - t0
         proc.terminate(force=True)
         print(f"{name:<12} {used * 1000:>7.1f} ms CPU over {elapsed:.1f} s ({100 * used / elapsed:.2f}% of a core)")
+        out["cases"][name] = {"cpu_ms": used * 1000, "elapsed_s": elapsed, "pct_core": 100 * used / elapsed}
+    return out
 
 
 def main() -> None:
@@ -195,18 +215,22 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keys", type=int, default=500)
     ap.add_argument("--only", choices=["throughput", "latency", "idle"])
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
+    results = {}
     home = tempfile.mkdtemp(prefix="supervise-bench-home-")
     env = dict(os.environ, SUPERVISE_HOME=home, TERM="xterm-256color", PYTHONPATH=str(ROOT))
     try:
         if args.only in (None, "throughput"):
-            bench_throughput(args.mb, args.rounds, env)
+            results["throughput"] = bench_throughput(args.mb, args.rounds, env)
         if args.only in (None, "latency"):
-            bench_latency(args.keys, env)
+            results["latency"] = bench_latency(args.keys, env)
         if args.only in (None, "idle"):
-            bench_idle(env)
+            results["idle"] = bench_idle(env)
     finally:
         shutil.rmtree(home, ignore_errors=True)
+    if args.json:
+        print(json.dumps(results))
 
 
 if __name__ == "__main__":

@@ -5,12 +5,14 @@ The fixtures were recorded with supervise itself (scripts/fixtures/*.cast: `top`
 at 20 Hz, a rich progress display redrawing at 30 Hz). Each stream is replayed several
 times through the text-log renderer, chunk by chunk as recorded. Target: >= 20 MB/s.
 
-Usage: scripts/bench_render.py [--mb 20]
+Usage: scripts/bench_render.py [--mb 20] [--json]
+(--json: the figures as one JSON object on the last line of stdout)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -45,7 +47,9 @@ def measure(emulator: str, cols: int, rows: int, chunks: list[tuple[float, str]]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=20.0, help="MB replayed per emulator (pyte gets a tenth: it is slow)")
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
+    results = {"mb": args.mb, "pyte_mb": args.mb / 10, "streams": {}}
     print(f"{'stream':<16} {'emulator':<8} {'MB/s':>8} {'vs pyte':>8}")
     for cast in sorted((ROOT / "scripts" / "fixtures").glob("*.cast")):
         cols, rows, chunks = load(cast)
@@ -54,6 +58,9 @@ def main() -> None:
             speeds[name], _ = measure(name, cols, rows, chunks, args.mb / (10 if name == "pyte" else 1))
         for name, speed in speeds.items():
             print(f"{cast.stem:<16} {name:<8} {speed:>8.1f} {speed / speeds['pyte']:>7.1f}x")
+        results["streams"][cast.stem] = {name: {"mb_s": speed} for name, speed in speeds.items()}
+    if args.json:
+        print(json.dumps(results))
 
 
 if __name__ == "__main__":

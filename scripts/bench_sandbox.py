@@ -8,12 +8,14 @@ the model taken out (a model that answers at once): persisting the assistant mes
 each tool result, building the next request, running a host-side tool.
 
 Needs a Docker engine and the local image (scripts/docker-up).
-Usage: scripts/bench_sandbox.py [--calls 50] [--steps 200] [--image IMAGE]
+Usage: scripts/bench_sandbox.py [--calls 50] [--steps 200] [--image IMAGE] [--json]
+(--json: the figures as one JSON object on the last line of stdout)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -60,6 +62,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=50)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--image", default="supervise-sandbox-test:latest")
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
@@ -91,6 +94,12 @@ def main() -> None:
         per_step = (time.perf_counter() - t) * 1000 / (tasks * 2)
         print(f"\n## the agent's own cost per step, the model taken out ({tasks * 2} steps, conversation growing to {len(agent.conversation.messages)} messages)")
         print(f"{per_step:.2f} ms per step (persisting, building the request, a host-side tool)")
+        if args.json:
+            print(json.dumps({
+                "calls": args.calls, "image": args.image,
+                "per_call": {name: {"p50_ms": statistics.median(ms), "mean_ms": statistics.mean(ms), "vs_docker_exec": statistics.median(ms) / base} for name, ms in rows},
+                "agent_steps": tasks * 2, "agent_messages": len(agent.conversation.messages), "agent_step_ms": per_step,
+            }))
 
 
 if __name__ == "__main__":

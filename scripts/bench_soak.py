@@ -7,11 +7,15 @@ session contexts are made periodically (every --kb of output, at most every --mi
 Measured: peak RSS of supervise's two processes (the PTY loop and the recorder), their CPU
 per turn, the database and recording sizes, and each context round's time against how long
 the session had run (the target: flat, since a round digests only what came since the last).
+
+Usage: scripts/bench_soak.py [--turns 300] [--compact-every 75] [--kb 64] [--min-seconds 20] [--json]
+(--json: the figures as one JSON object on the last line of stdout)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sqlite3
 import sys
@@ -52,6 +56,7 @@ def main() -> None:
     ap.add_argument("--compact-every", type=int, default=75)
     ap.add_argument("--kb", type=int, default=64, help="a periodic context every this much output")
     ap.add_argument("--min-seconds", type=int, default=20, help="and at most this often")
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-soak-"))
     project = base / "work"
@@ -104,6 +109,13 @@ def main() -> None:
         print("| --- | --- | --- | --- |")
         for r, trigger, source, ms, offset, _ in rounds:
             print(f"| {r} | {trigger} | {(offset or 0) / 1e6:.2f} MB | {ms} ms |")
+        if args.json:
+            print(json.dumps({
+                "turns": args.turns, "seconds": elapsed, "requests": len(api.requests),
+                "peak_rss_mb": {"loop": stats[0][1] / 1024, "recorder": stats[1][1] / 1024},
+                "cpu_s": cpu, "cpu_ms_per_turn": cpu / args.turns * 1000, "sizes_mb": {k: v / 1e6 for k, v in sizes.items()},
+                "rounds": [{"round": r, "trigger": trigger, "log_mb": (offset or 0) / 1e6, "ms": ms} for r, trigger, source, ms, offset, _ in rounds],
+            }))
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
