@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -51,6 +52,8 @@ def run(mode: str, steps: int, limit: int) -> dict:
     summary_tokens = sum(size for size, r in zip(sizes, requests) if not r.has_tools)
     final = json.dumps(agent.conversation.for_api())
     facts = [scripted.REQUEST] + [f"src/mod_{n}.py" for n in range(1, steps)]
+    store.close()
+    shutil.rmtree(tmp, ignore_errors=True)  # the session database (15 MB at 100 steps) would pile up in /tmp
     return {"total": sum(sizes), "over": sum(size > limit for size in sizes), "summary_share": summary_tokens / max(1, sum(sizes)),
             "recall": sum(f.replace("\n", "\\n") in final for f in facts) / len(facts)}
 
