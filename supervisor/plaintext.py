@@ -35,6 +35,13 @@ def plain(text: str, newlines: bool = True) -> str:
     return text
 
 
+def no_controls(text: str) -> str:
+    """`text` with control characters and bidi overrides removed (line breaks and tabs
+    kept): for screen rows, where an emulator has already taken the escape sequences but
+    may keep a DEL or a C1 byte a child printed as a character."""
+    return _CONTROLS.sub("", text)
+
+
 _UNSAFE_IN_JSON = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 

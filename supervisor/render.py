@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import emulator as emulators, patterns
+from .plaintext import no_controls
 from .detector import Detector
 from .errors import SuperviseError
 from .patterns import PatternSet
@@ -214,4 +215,5 @@ class Renderer:
 
     def _write_log(self, lines: list[str]) -> None:
         if lines:
-            self._log.write("\n".join(lines) + "\n")
+            # a log a person reads with `less` or `cat`: nothing in it may act on a terminal
+            self._log.write(no_controls("\n".join(lines)) + "\n")

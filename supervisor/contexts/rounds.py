@@ -23,19 +23,37 @@ from . import digest, schema, summarizer
 
 # Bytes of the previous round's text read again: the recent activity keeps its lead-in.
 OVERLAP = 16_384
+# A round digests at most this much of the log: its start (where a first round finds the
+# request) and its end (the latest work).
+ROUND_MAX = 32 << 20
+ROUND_HEAD = 4 << 20
 
 
 def read_since(path: Path, offset: int) -> tuple[str, int]:
     """What was appended to `path` since byte `offset` (whole lines, with OVERLAP bytes of
-    what came before), and the byte offset it reaches."""
+    what came before), and the byte offset it reaches. Past ROUND_MAX bytes (a flood since
+    the last round), its first ROUND_HEAD bytes and its last ones, with a line saying how
+    much was left out between: a round's memory stays bounded (a 133 MB round read whole
+    peaked at 284 MB before the digest began)."""
     with open(path, "rb") as fh:
         end = fh.seek(0, os.SEEK_END)
         start = max(0, min(offset, end) - OVERLAP)
-        fh.seek(start)
-        data = fh.read(end - start)
-    if start:
+        if end - start <= ROUND_MAX:
+            return _read_lines(fh, start, end, skip_partial=start > 0), end
+        head = _read_lines(fh, start, start + ROUND_HEAD, skip_partial=start > 0)
+        tail_start = end - (ROUND_MAX - ROUND_HEAD)
+        skipped = tail_start - start - ROUND_HEAD
+        tail = _read_lines(fh, tail_start, end, skip_partial=True)
+    gap = f"\n[supervise: {skipped / 1e6:.0f} MB of output here were not digested]\n"
+    return head.rpartition("\n")[0] + gap + tail, end
+
+
+def _read_lines(fh, start: int, end: int, skip_partial: bool) -> str:
+    fh.seek(start)
+    data = fh.read(end - start)
+    if skip_partial:
         data = data[data.find(b"\n") + 1 :]
-    return data.decode("utf-8", errors="replace"), end
+    return data.decode("utf-8", errors="replace")
 
 
 def session_text(session: dict, screen: list[str] | None = None, since: int = 0, live: bool = False) -> tuple[str, int | None]:
