@@ -16,6 +16,7 @@ goes on.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import select
@@ -23,6 +24,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -85,6 +87,7 @@ class Recorder:
         header = asciicast.Header(h["width"], h["height"], h["timestamp"], h.get("command"), h.get("title"), h.get("env"))
         self._cast = asciicast.Writer(paths.open_private(Path(cfg.cast_path), "w", encoding="utf-8"), header)
         self._cast_lock = threading.Lock()  # the render thread writes markers too: never wait while holding it
+        self._cast_lost: list | None = None  # [when the recording stopped, characters not recorded since]
         self._store = self._open_store()
         self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self._fail, cfg.start_monotonic)
         self.sink.listeners.append(self._tell_loop)
@@ -135,6 +138,8 @@ class Recorder:
     def _fail(self, where: str, exc: BaseException) -> None:
         if where not in self._errors:
             self._errors.add(where)
+            with contextlib.suppress(OSError):  # recorder.err: the detail behind the one line (a full disk may refuse it)
+                traceback.print_exception(exc, file=sys.stderr)
             self._report(f"supervise: {where} failed ({exc}); the session goes on")
 
     def _tell_loop(self, kind: str, t: float, detail: dict) -> None:
@@ -164,9 +169,7 @@ class Recorder:
         self.sink.emit("compaction_finished", max(0.0, t), detail, "transcript")
 
     def _marker(self, t: float, kind: str) -> None:
-        with self._cast_lock:
-            self._cast.write(t, "m", kind)
-            self._cast.flush()
+        self._write(t, "m", kind, flush=True)
 
     # -- main thread: recording ----------------------------------------------------------------
 
@@ -196,16 +199,28 @@ class Recorder:
                     end = json.loads(payload)
             except Exception as exc:
                 self._fail("recording", exc)
-        try:
-            with self._cast_lock:
-                self._cast.flush()
-        except OSError as exc:
-            self._fail("recording", exc)
+        self._write(0.0, "", "", flush=True)
         return end
 
-    def _write(self, t: float, code: str, data: str) -> None:
+    def _write(self, t: float, code: str, data: str, flush: bool = False) -> None:
+        """Into the recording; after a write fails (a full disk) nothing more goes in: a torn
+        line mid-file would spoil the rest for players. What it missed is counted for the
+        user's exit note."""
+        failed = None
         with self._cast_lock:
-            self._cast.write(t, code, data)
+            if self._cast_lost is not None:
+                self._cast_lost[1] += len(data)
+                return
+            try:
+                if code:
+                    self._cast.write(t, code, data)
+                if flush:
+                    self._cast.flush()
+            except OSError as exc:
+                self._cast_lost = [t, len(data)]
+                failed = exc
+        if failed is not None:  # told outside the lock
+            self._fail("recording", failed)
 
     def _output(self, t: float, text: str) -> None:
         if text:
@@ -241,6 +256,10 @@ class Recorder:
             self._cast.close()
         except OSError as exc:
             self._fail("recording", exc)
+        if self._cast_lost is not None:
+            t, lost = self._cast_lost
+            self._report(f"supervise: the recording stopped at {t:.0f} s (a write failed); {lost / 1e6:.1f} MB of the "
+                         f"session after it are not in {self.config.cast_path} (hint: free some space in its folder)")
         for store in (self._store, self.sink.store):
             if store is not None:
                 store.close()

@@ -51,6 +51,7 @@ class Renderer:
         now: Callable[[], float],
     ):
         self._log = log_file
+        self._log_broken = False
         self.textlog = TextLog(emulators.make(emulator, width, height))
         self.agent = agent
         self.pattern_files = [Path(p) for p in pattern_files]
@@ -188,7 +189,7 @@ class Renderer:
                 stop = True
         if pending:
             self._render(pending_t, "".join(pending))
-        self._log.flush()
+        self._flush_log()
         return stop
 
     def _render(self, t: float, text: str) -> None:
@@ -214,6 +215,18 @@ class Renderer:
             listener(t, screen, self.detector)
 
     def _write_log(self, lines: list[str]) -> None:
-        if lines:
+        if lines and not self._log_broken:
             # a log a person reads with `less` or `cat`: nothing in it may act on a terminal
-            self._log.write(no_controls("\n".join(lines)) + "\n")
+            try:
+                self._log.write(no_controls("\n".join(lines)) + "\n")
+            except OSError as exc:  # a full disk: stop writing, or the unwritten text piles up in memory
+                self._log_broken = True
+                self._fail("text log", exc)
+
+    def _flush_log(self) -> None:
+        if not self._log_broken:
+            try:
+                self._log.flush()
+            except OSError as exc:
+                self._log_broken = True
+                self._fail("text log", exc)

@@ -7,6 +7,7 @@ import os
 import shlex
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -175,7 +176,10 @@ def run(
         store.finish_session(sid, FAILED, code)
         EventSink(store, sid).emit("spawn_failed", 0.0, {"error": str(exc)}, None)
         raise SuperviseError(f"cannot run {opts.argv[0]}: {exc}", exit_code=code) from exc
-    store.update_session(sid, child_pid=proc.pid)
+    try:
+        store.update_session(sid, child_pid=proc.pid)
+    except sqlite3.Error:
+        pass  # only informative; a full disk is told at the end
 
     notes: list[str] = []
     given: list[dict] = []  # injections
@@ -225,7 +229,7 @@ def run(
     finally:
         if outcome is None:  # an exception escaped the loop: the child must not outlive us
             _terminate(proc)
-            store.finish_session(sid, FAILED, 1)
+            _finish(store, sid, FAILED, 1)
     # The text log is complete once the recorder has rendered everything; don't hold the
     # user's shell for long if it is far behind (it finishes in the background).
     for message in inbox.read_until(Done, RECORDER_WAIT):
@@ -241,7 +245,9 @@ def run(
         status = INTERRUPTED
     else:
         status = COMPLETED if outcome.exit_code == 0 else FAILED
-    store.finish_session(sid, status, outcome.exit_code)
+    lost = _finish(store, sid, status, outcome.exit_code)
+    if lost:
+        notes.append(lost)
     store.close()
     how = f"exit {outcome.exit_code}"
     if outcome.signal:
@@ -277,6 +283,17 @@ def _find_program(name: str, env: Mapping[str, str], cwd: str | None) -> str:
     if found is None:
         raise FileNotFoundError(errno.ENOENT, "command not found", name)
     return found
+
+
+def _finish(store: Store, sid: str, status: str, exit_code: int) -> str | None:
+    """Store how the session ended; if the database can't take it (a full disk), say so
+    instead of failing: the child's status stays ours, and the session reads as interrupted."""
+    try:
+        store.finish_session(sid, status, exit_code)
+    except sqlite3.Error as exc:
+        return (f"supervise: the session's end was not stored ({exc}); it will read as interrupted "
+                f"(hint: free some space in {store.path.parent})")
+    return None
 
 
 def _tell(stderr, lines) -> None:

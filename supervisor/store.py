@@ -182,6 +182,19 @@ class Event:
     time: str
 
 
+class _Connection(sqlite3.Connection):
+    """Every write transaction takes the write lock before it reads. A deferred one (plain
+    `BEGIN`, as sqlite-utils' inserts open theirs) reads the schema first, and if another
+    process commits in between, SQLite fails it at once with "database is locked", no busy
+    wait: 9 of 10 processes lost their first insert when started together, and 8 of 10 busy
+    sessions lost events. `isolation_level` covers the sqlite3 module's own BEGINs."""
+
+    def execute(self, sql, *args):
+        if sql.strip().rstrip(";").upper() == "BEGIN":
+            sql = "BEGIN IMMEDIATE"
+        return super().execute(sql, *args)
+
+
 class Store:
     """One connection to the database. Use one Store per thread (sqlite3 connections are not shared)."""
 
@@ -190,7 +203,8 @@ class Store:
         paths.ensure_private_dir(self.path.parent)
         existed = self.path.exists()
         try:
-            conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
+            conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False, isolation_level="IMMEDIATE",
+                                   factory=_Connection)
             self.db = sqlite_utils.Database(conn)
             if not existed:
                 os.chmod(self.path, 0o600)

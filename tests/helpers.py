@@ -1,8 +1,12 @@
 """Driving the real `supervise` under a real PTY."""
 
+import contextlib
 import json
 import os
+import socket
+import subprocess
 import time
+import urllib.request
 
 import pexpect
 
@@ -65,3 +69,26 @@ def cast_events(path):
     with open(path, encoding="utf-8") as fh:
         header = json.loads(fh.readline())
         return header, [json.loads(line) for line in fh]
+
+
+@contextlib.contextmanager
+def served():
+    """`supervise browse` on a free port of 127.0.0.1, answering; yields its base URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([*SUPERVISE, "browse", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(base + "/-/versions.json", timeout=2).read()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()
+                time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(10)

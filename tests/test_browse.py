@@ -2,21 +2,18 @@
 made and typed back, the session is resumed), through Datasette's in-process client."""
 
 import asyncio
-import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 from datasette.app import Datasette
 
-from conftest import SUPERVISE, require, run_cli
-from helpers import latest
+from conftest import require, run_cli
+from helpers import latest, served
 from supervisor import browse, paths
 from supervisor.store import Store
 from test_injection import compact, quit_toy, toy  # noqa: F401  (toy: the fixture)
@@ -84,29 +81,6 @@ def test_every_table_and_column_is_described_and_cells_read_well(recorded):
     assert "&#34;channel&#34;: &#34;typed&#34;" in event_page or '"channel": "typed"' in event_page
     printed = json.loads(run_cli("browse", "--print-metadata", check=True).stdout)
     assert printed == json.loads(json.dumps(browse.metadata()))  # the same metadata for plain `datasette`
-
-
-@contextlib.contextmanager
-def served():
-    """`supervise browse` on a free port of 127.0.0.1, answering; yields its base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([*SUPERVISE, "browse", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(base + "/-/versions.json", timeout=2).read()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read().decode()
-                time.sleep(0.3)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def test_supervise_browse_serves_the_database_on_localhost(tmp_path):
