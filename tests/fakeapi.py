@@ -221,6 +221,17 @@ class FakeAnthropic(FakeServer):
                     self.wfile.write(payload)
                     return
                 message = build_message(req, reply, api.model)
+                if reply.get("drip"):  # a proxy that trickles: one byte at a time, never a read timeout
+                    payload = json.dumps(message).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(reply["drip"])
+                    return
                 if req.streaming:
                     self._stream(message, reply.get("chunk", 40), reply.get("chunk_delay", 0.0))
                 else:
