@@ -45,7 +45,7 @@ ENV_SECRET_WORDS = r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET|TOKEN|API_?KEY|ACCESS
 _NOT_A_SECRET_NAME = r"(?:FILE|FILENAME|PATH|DIR|DIRECTORY|NAME|ENV|VAR|URL|URI|ENDPOINT|TYPE|HEADER|PARAM|FIELD|LABEL|PROMPT|LENGTH|LEN|POLICY|PATTERN|REGEX|TOKENS|COUNT)"
 # a value ends at white space, a quote, a comment or the line's end; "(" or "[" after it means code
 _VALUE_END = r"(?=[\s\"'#;]|$)"
-_BASE64_LINE = r"[A-Za-z0-9+/=]"
+_B64 = r"[A-Za-z0-9+/=]"  # a character of base64
 
 _SECRET_NAME = re.compile(SECRET_WORDS, re.I)
 _NOT_SECRET_SUFFIX = re.compile(r"[_.\-]?" + _NOT_A_SECRET_NAME + r"$", re.I)
@@ -63,7 +63,7 @@ def _secret_name_before(text: str, at: int) -> bool:
     if i > lo and text[i - 1] in "\"'":
         i -= 1
     j = i
-    while j > lo and (text[j - 1] in _NAME_CHARS or (text[j - 1].isalnum())):
+    while j > lo and (text[j - 1] in _NAME_CHARS or text[j - 1].isalnum()):
         j -= 1
     if j == i:
         return False
@@ -74,7 +74,7 @@ def _secret_name_before(text: str, at: int) -> bool:
 _PEM_KIND = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 # a line of a key's body: base64 filling the whole line (up to a line break, also a
 # JSON-escaped one), or one of PEM's and PGP's headers
-_BODY_LINE = r"[ \t]*(?:" + _BASE64_LINE + r"{8,}|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset): [^\r\n\\]*)[ \t]*(?![^\r\n\\])"
+_BODY_LINE = r"[ \t]*(?:" + _B64 + r"{8,}|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset): [^\r\n\\]*)[ \t]*(?![^\r\n\\])"
 _LINE_BREAK = r"(?:\r?\n|(?:\\r)?\\n)"
 
 # PEM (PKCS#1/#8, OpenSSH, EC, DSA, ENCRYPTED, PGP), also JSON-escaped as in a GCP
@@ -86,12 +86,12 @@ RULES: tuple[Rule, ...] = (
     PEM_BLOCK,
     # (then _mask_key_tails: an END whose BEGIN is gone, with the lines above it)
     # one cut short (`head id_rsa`, a log cut at its end): the BEGIN line, the body lines after
-    # it, and a last part line (the shell's prompt after a file with no newline at its end)
-    _r("private-key", r"-----BEGIN " + _PEM_KIND + r"(?:(?:" + _LINE_BREAK + r"[ \t]*)+" + _BODY_LINE + r")*+(?:(?:" + _LINE_BREAK + r"[ \t]*)+" + _BASE64_LINE + r"{16,})?"),
+    # it, and a last partial line (the shell's prompt after a file with no newline at its end)
+    _r("private-key", r"-----BEGIN " + _PEM_KIND + r"(?:(?:" + _LINE_BREAK + r"[ \t]*)+" + _BODY_LINE + r")*+(?:(?:" + _LINE_BREAK + r"[ \t]*)+" + _B64 + r"{16,})?"),
     # PuTTY .ppk (versions 2 and 3): the private lines
-    _r("private-key", r"Private-Lines: \d+\r?\n(" + _BASE64_LINE + r"{4,}(?![^\r\n])(?:\r?\n" + _BASE64_LINE + r"{4,}(?![^\r\n]))*)", 1),
+    _r("private-key", r"Private-Lines: \d+\r?\n(" + _B64 + r"{4,}(?![^\r\n])(?:\r?\n" + _B64 + r"{4,}(?![^\r\n]))*)", 1),
     # a kubeconfig's base64-encoded client key
-    _r("private-key", r"client-key-data:[ \t]*[\"']?(" + _BASE64_LINE + r"{16,})", 1),
+    _r("private-key", r"client-key-data:[ \t]*[\"']?(" + _B64 + r"{16,})", 1),
     *_token("anthropic-key", ("sk-ant-",), r"(?:api|admin|oat)\d{2}-[A-Za-z0-9_\-]{20,}"),
     *_token("openai-key", ("sk-",), r"(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}"),
     *_token("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA", "AROA", "AIDA"), r"[0-9A-Z]{16}\b"),
@@ -165,7 +165,7 @@ def redact(text: str) -> str:
 _PEM_END = re.compile(r"-----END " + _PEM_KIND)
 _BODY_LINE_RX = re.compile(_BODY_LINE + r"|[ \t]*")
 _LINE_BREAK_RX = re.compile("(" + _LINE_BREAK + ")")
-_RUN_AT_END = re.compile(_BASE64_LINE + r"{16,}[ \t]*$")
+_RUN_AT_END = re.compile(_B64 + r"{16,}[ \t]*$")
 
 
 def _mask_key_tails(text: str) -> str:
@@ -175,9 +175,9 @@ def _mask_key_tails(text: str) -> str:
     if "-----END " not in text:
         return text
     out: list[str] = []
-    done = 0
+    done = seen = 0  # the end of the last END masked, of the last END looked at
     for m in _PEM_END.finditer(text):
-        lo = max(done, m.start() - 65536)
+        lo, seen = max(seen, m.start() - 65536), m.end()  # a body ends at the END below it
         parts = _LINE_BREAK_RX.split(text[lo : m.start()])  # line, break, line, ..., line
         if parts[-1].strip(" \t"):
             continue  # something else before the END on its line
