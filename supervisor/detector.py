@@ -16,6 +16,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from . import saferegex
 from .patterns import STATE_KINDS, Pattern, PatternSet
 from .textlog import is_update, shape
 
@@ -107,7 +108,7 @@ class Detector:
     def _candidates(self, appeared: list[tuple[int, str]]) -> list[tuple[int, str]]:
         """The appeared lines any pattern could match. Under heavy output a chunk brings
         thousands of lines: one scan of them all, joined, instead of every regex per line."""
-        if self._prefilter is None or len(appeared) < 8:
+        if self._prefilter is None or self._prefilter.slow or len(appeared) < 8:
             return appeared
         block = "\n".join(text for _, text in appeared)
         hits = [m.start() for m in self._prefilter.finditer(block)] if self._prefilter.pattern else []
@@ -211,7 +212,7 @@ def _one_per_kind(found: list[Detection]) -> list[Detection]:
     return out
 
 
-def _prefilter(patterns: PatternSet | None, unrecognized: bool) -> re.Pattern | None:
+def _prefilter(patterns: PatternSet | None, unrecognized: bool) -> saferegex.Guarded | None:
     """One regex that matches wherever any pattern could: a superset, used only to skip
     lines (the unrecognized test is done apart, by substring). None if the patterns cannot
     be combined, and then every line is checked."""
@@ -219,8 +220,8 @@ def _prefilter(patterns: PatternSet | None, unrecognized: bool) -> re.Pattern | 
         return None
     parts = [_ungroup(p.regex.pattern) for p in patterns.patterns if p.event not in STATE_KINDS]
     try:
-        return re.compile("|".join(f"(?:{p})" for p in parts), re.MULTILINE)
-    except re.error:
+        return saferegex.compile("|".join(f"(?:{p})" for p in parts), re.MULTILINE, name="(all patterns at once)")
+    except saferegex.error:
         return None
 
 

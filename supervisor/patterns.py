@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import saferegex
 from .config import config_dir
 from .errors import SuperviseError
 
@@ -44,7 +45,7 @@ class Pattern:
     agent: str
     name: str
     event: str
-    regex: re.Pattern
+    regex: saferegex.Guarded
     seen_on: str
     status: str
 
@@ -65,6 +66,10 @@ class PatternSet:
 
     def of(self, *events: str) -> list[Pattern]:
         return [p for p in self.patterns if p.event in events]
+
+    def turned_off(self) -> list[str]:
+        """Why each pattern that hit its time limit was turned off."""
+        return [p.regex.slow for p in self.patterns if p.regex.slow]
 
 
 def builtin_dir() -> Path:
@@ -114,8 +119,8 @@ def load_file(path: Path) -> PatternSet:
             raise SuperviseError(f"{where}: unknown status '{status}'", f"use one of: {', '.join(STATUSES)}")
         flags = re.IGNORECASE if "i" in str(raw.get("flags", "")) else 0
         try:
-            regex = re.compile(raw["regex"], flags)
-        except re.error as exc:
+            regex = saferegex.compile(raw["regex"], flags, name=f"{name}/{raw['name']}")
+        except saferegex.error as exc:
             raise SuperviseError(f"{where}: bad regex {raw['regex']!r}: {exc}", "fix the regex (Python `re` syntax)") from exc
         if raw["event"] == "context_low" and not ({"pct", "used"} & set(regex.groupindex)):
             raise SuperviseError(f"{where}: a context_low regex must capture (?P<pct>...) or (?P<used>...)")

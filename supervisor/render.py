@@ -52,6 +52,7 @@ class Renderer:
     ):
         self._log = log_file
         self._log_broken = False
+        self._told: set[str] = set()  # patterns turned off, said once each
         self.textlog = TextLog(emulators.make(emulator, width, height))
         self.agent = agent
         self.pattern_files = [Path(p) for p in pattern_files]
@@ -211,6 +212,10 @@ class Renderer:
             found = self.detector.feed(t, frame.appeared, screen)
         for d in found:
             self._emit(d.kind, d.t, d.detail(), "regex")
+        for why in self.detector.patterns.turned_off():
+            if why not in self._told:
+                self._told.add(why)
+                self._report(f"supervise: {why}")
         for listener in self.on_frame:
             listener(t, screen, self.detector)
 

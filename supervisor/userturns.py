@@ -38,7 +38,7 @@ def find(text: str, patterns: PatternSet | None) -> list[Turn]:
     more = patterns.of("user_input_continued")
     firsts: dict[int, str] = {}
     for p in starts:
-        for m in re.compile(p.regex.pattern, p.regex.flags | re.MULTILINE).finditer(text):
+        for m in p.regex.with_flags(re.MULTILINE).finditer(text):
             # A pattern meant for one line may match across several here (`\s` takes a
             # newline): every line the match touches is checked on its own.
             begin = text.rfind("\n", 0, m.start()) + 1

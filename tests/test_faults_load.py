@@ -15,14 +15,13 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from pathlib import Path
 
 import pexpect
 import pytest
 
-from conftest import IN_CI, ROOT, SUPERVISE, require
+from conftest import SUPERVISE, require
 from helpers import served, spawn
 from supervisor.store import Store
 

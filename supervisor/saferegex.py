@@ -1,0 +1,77 @@
+"""Regexes from pattern files, which users write: one that backtracks catastrophically
+(`(a+)+$` on a long line of a's takes longer than the universe) must not hang the text log,
+detection or a digest. They are matched with the `regex` engine, which can stop a match at a
+time limit; a pattern that reaches it is turned off for the rest of the process and says so
+(`slow`), and matches nothing from then on.
+
+`re` syntax is kept (the `regex` engine's VERSION0 is `re`-compatible).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import regex
+
+# A screen line is searched in microseconds; past this a pattern is broken, not slow. Longer
+# texts (a joined 10 MB line, a whole log for the digest) get time in proportion.
+LIMIT = 0.1  # seconds, plus:
+PER_MB = 1.0  # seconds per MB of text searched
+
+error = (re.error, regex.error)
+
+
+class Guarded:
+    """A compiled pattern with the few methods supervise uses, each under a time limit."""
+
+    def __init__(self, pattern: str, flags: int = 0, name: str = ""):
+        re.compile(pattern, flags)  # the syntax users write, and its error messages
+        self._rx = regex.compile(pattern, _flags(flags))
+        self.pattern, self.flags, self.name = pattern, flags, name
+        self.groupindex = dict(self._rx.groupindex)
+        self.slow: str | None = None  # why it was turned off
+
+    def search(self, text: str, pos: int = 0):
+        if self.slow is not None:
+            return None
+        try:
+            return self._rx.search(text, pos, timeout=_limit(text))
+        except TimeoutError:
+            self._turn_off(text)
+            return None
+
+    def finditer(self, text: str) -> Iterator:
+        if self.slow is not None:
+            return
+        try:
+            yield from self._rx.finditer(text, timeout=_limit(text))
+        except TimeoutError:
+            self._turn_off(text)
+
+    def with_flags(self, flags: int) -> "Guarded":
+        return Guarded(self.pattern, self.flags | flags, self.name)
+
+    def _turn_off(self, text: str) -> None:
+        self.slow = (f"pattern {self.name or repr(self.pattern)} took over {_limit(text):.1f} s on {len(text):,} characters "
+                     "and is turned off (hint: its regex backtracks; make its repeats possessive or anchored)")
+
+    def __repr__(self) -> str:
+        return f"Guarded({self.pattern!r})"
+
+
+def compile(pattern: str, flags: int = 0, name: str = "") -> Guarded:  # noqa: A001 - the re-like name
+    return Guarded(pattern, flags, name)
+
+
+def _limit(text: str) -> float:
+    return LIMIT + PER_MB * len(text) / 1e6
+
+
+def _flags(flags: int) -> int:
+    out = 0
+    for flag, same in ((re.IGNORECASE, regex.IGNORECASE), (re.MULTILINE, regex.MULTILINE), (re.DOTALL, regex.DOTALL),
+                       (re.VERBOSE, regex.VERBOSE)):
+        if flags & flag:
+            out |= same
+    return out
