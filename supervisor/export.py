@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import asciicast
-from .contexts.redact import redact as _redact
+from .contexts.redact import redact as _redact, redact_data, spans as _secret_spans
 from .emulator import DEFAULT_EMULATOR, make
 from .errors import SuperviseError
 from .store import COMPLETED, FAILED, Store
@@ -67,15 +67,24 @@ def session_json(store: Store, session: dict) -> dict:
     return out
 
 
-def _mask_strings(value, mask):
-    """Mask every string in a JSON-like structure (before encoding: escapes would hide secrets)."""
-    if isinstance(value, str):
-        return mask(value)
-    if isinstance(value, dict):
-        return {k: _mask_strings(v, mask) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask_strings(v, mask) for v in value]
-    return value
+def _masked_pieces(datas: list[str]) -> Iterator[str]:
+    """`datas` with the secrets in their joined text masked, piece by piece."""
+    found = _secret_spans("".join(datas))
+    k, at = 0, 0
+    for data in datas:
+        end = at + len(data)
+        out, done = [], at
+        while k < len(found) and found[k][0] < end:
+            start, stop, token = found[k]
+            if start >= at:
+                out += [data[done - at : start - at], token]
+            done = max(done, min(stop, end))
+            if stop > end:
+                break  # the rest of this secret is in the next pieces
+            k += 1
+        out.append(data[done - at :])
+        yield "".join(out)
+        at = end
 
 
 def export(store: Store, session: dict, fmt: str, redact: bool = False) -> Iterator[str]:
@@ -96,12 +105,12 @@ def export(store: Store, session: dict, fmt: str, redact: bool = False) -> Itera
             for t, code, data in events:
                 yield asciicast.event_line(t, code, data)
             return
-        # mask the output as one text, then cut it back into the events it came in
+        # mask the output as one text (a secret may come in two writes), then cut it back
+        # into the events it came in: each keeps its own part, the mask where a secret starts
         events = list(events)
         for code in ("o", "i"):
-            joined = "\x00".join(d for _, c, d in events if c == code)
-            masked = iter(mask(joined).split("\x00"))
-            events = [(t, c, next(masked) if c == code else d) for t, c, d in events]
+            pieces = _masked_pieces([d for _, c, d in events if c == code])
+            events = [(t, c, next(pieces) if c == code else d) for t, c, d in events]
         for t, code, data in events:
             yield asciicast.event_line(t, code, data)
     elif fmt == "json":
@@ -110,6 +119,6 @@ def export(store: Store, session: dict, fmt: str, redact: bool = False) -> Itera
             data["text"] = "\n".join(text_lines(session))
         except SuperviseError:
             data["text"] = ""
-        yield json.dumps(_mask_strings(data, mask), indent=2, ensure_ascii=False) + "\n"
+        yield json.dumps(redact_data(data) if redact else data, indent=2, ensure_ascii=False) + "\n"
     else:
         raise SuperviseError(f"unknown format '{fmt}'", f"use one of: {', '.join(FORMATS)}", exit_code=2)

@@ -155,11 +155,75 @@ _PLACEHOLDER = re.compile(
 
 
 def redact(text: str) -> str:
+    return apply(text, spans(text))
+
+
+def redact_data(value):
+    """Every string in a JSON-like structure masked (before it is encoded: escapes would
+    hide secrets from the rules)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_data(v) for v in value]
+    return value
+
+
+Span = tuple[int, int, str]  # start, end, what goes there instead
+
+
+def spans(text: str) -> list[Span]:
+    """What `redact` replaces, as spans of `text` itself, in order and apart: for a text that
+    is cut into pieces afterwards (a recording's events), each piece masked where its part of
+    a secret lies. The rules run one after another, each on the text the ones before left."""
+    edits: list[Span] = []
+    current = text
     for rule in RULES:
-        text = rule.regex.sub(lambda m: _mask(m, rule), text)
+        found = [(m.start(rule.group), m.end(rule.group), f"[REDACTED:{rule.kind}]")
+                 for m in rule.regex.finditer(current) if _mask(m, rule) != m.group(0)]
         if rule is PEM_BLOCK:
-            text = _mask_key_tails(text)
-    return text
+            found = _merge(found, [(a, b, "[REDACTED:private-key]") for a, b in _key_tails(apply(current, found))], current, found)
+        if found:
+            edits = _merge(edits, found, text, edits)
+            current = apply(text, edits)
+    return edits
+
+
+def apply(text: str, edits: list[Span]) -> str:
+    out, done = [], 0
+    for start, end, token in edits:
+        out += [text[done:start], token]
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _merge(edits: list[Span], found: list[Span], text: str, base: list[Span]) -> list[Span]:
+    """`found` (spans of `apply(text, base)`) added to `edits` (spans of `text`), in
+    `text`'s terms; spans that overlap become one, named for the first."""
+    moved = [(_back(a, base, False), _back(b, base, True), token) for a, b, token in found]
+    out: list[Span] = []
+    for start, end, token in sorted(edits + moved):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end), out[-1][2])
+        else:
+            out.append((start, end, token))
+    return out
+
+
+def _back(at: int, base: list[Span], is_end: bool) -> int:
+    """Position `at` of `apply(text, base)` as a position of `text` (inside a replacement:
+    its whole span)."""
+    delta = 0
+    for start, end, token in base:
+        there = start + delta
+        if at < there or (at == there and is_end):
+            break
+        if at < there + len(token) or (at == there + len(token) and not is_end):
+            return end if is_end else start
+        delta += len(token) - (end - start)
+    return at - delta
 
 
 _PEM_END = re.compile(r"-----END " + _PEM_KIND)
@@ -168,13 +232,13 @@ _LINE_BREAK_RX = re.compile("(" + _LINE_BREAK + ")")
 _RUN_AT_END = re.compile(_B64 + r"{16,}[ \t]*$")
 
 
-def _mask_key_tails(text: str) -> str:
+def _key_tails(text: str) -> list[tuple[int, int]]:
     """A key's END whose BEGIN is not there (`tail id_rsa`, a log or digest that starts
     inside the key): the END and the body lines above it are masked. Complete blocks are
     masked before this, so every END left is such a tail."""
     if "-----END " not in text:
-        return text
-    out: list[str] = []
+        return []
+    out: list[tuple[int, int]] = []
     done = seen = 0  # the end of the last END masked, of the last END looked at
     for m in _PEM_END.finditer(text):
         lo, seen = max(seen, m.start() - 65536), m.end()  # a body ends at the END below it
@@ -197,12 +261,9 @@ def _mask_key_tails(text: str) -> str:
         while top < len(parts) - 1 and not head and not parts[top].strip(" \t"):
             top += 2  # leading blank lines stay
         start = lo + sum(len(p) for p in parts[:top]) + head
-        out += [text[done:start], "[REDACTED:private-key]"]
+        out.append((max(start, done), m.end()))
         done = m.end()
-    if not out:
-        return text
-    out.append(text[done:])
-    return "".join(out)
+    return out
 
 
 # settings.SECRET_KEY, config.auth.token: a reference in code, not a value

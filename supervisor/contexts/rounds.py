@@ -19,6 +19,7 @@ from ..export import text_lines
 from ..patterns import PatternSet
 from ..store import COMPLETED, FAILED, Store
 from . import digest, schema, summarizer
+from .redact import redact, redact_data
 
 
 # Bytes of the previous round's text read again: the recent activity keeps its lead-in.
@@ -123,12 +124,16 @@ def make(
     previous = chained["context"] if chained else None
     text, log_end = session_text(session, screen, (previous_row or {}).get("log_offset") or 0, live)
     records, transcript_end = transcript_records(session, env, transcript_dir, (previous_row or {}).get("transcript_offset") or 0)
+    # Secrets masked before the digest picks lines: it drops a repeated line, and a secret
+    # that spans lines (a key) could lose the line its rule starts from; and the heuristic
+    # context, made without a model, is typed into the agent.
+    text, records = redact(text), redact_data(records)
     if pattern_set is None:
         pattern_set = session_patterns(session, env)
     known = (previous or {}).get("original_request", "")
 
     def build(budget: int) -> digest.Digest:
-        return digest.build(text, budget, records, header(session), pattern_set, known)
+        return digest.build(text, budget, records, redact(header(session)), pattern_set, known)
 
     d = build(cfg.budget)
     # The estimate is a heuristic; where the API can count, believe it and shrink to fit.
