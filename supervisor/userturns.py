@@ -42,7 +42,7 @@ def find(text: str, patterns: PatternSet | None) -> list[Turn]:
             # A pattern meant for one line may match across several here (`\s` takes a
             # newline): every line the match touches is checked on its own.
             begin = text.rfind("\n", 0, m.start()) + 1
-            while begin is not None and begin < max(m.end(), begin + 1):
+            while begin is not None and (begin <= m.start() or begin < m.end()):
                 if begin not in firsts:
                     said = _match(starts, _line(text, begin))
                     if said is not None:
