@@ -39,15 +39,24 @@ def event_line(offset: float, code: str, data: str) -> str:
 
 
 class Writer:
-    """Appends events to an open text file; the caller decides when to flush."""
+    """Appends events to an open binary file; the caller decides when to flush. It knows
+    where each event lies in the file (a reader that fell behind reads them back there)."""
 
-    def __init__(self, fileobj: IO[str], header: Header):
+    def __init__(self, fileobj: IO[bytes], header: Header):
         self.file = fileobj
-        self.file.write(header.to_json() + "\n")
+        self.position = 0
+        self._put((header.to_json() + "\n").encode())
         self.file.flush()
 
-    def write(self, offset: float, code: str, data: str) -> None:
-        self.file.write(event_line(offset, code, data))
+    def write(self, offset: float, code: str, data: str) -> tuple[int, int]:
+        """Returns where the event's line starts and ends in the file."""
+        return self._put(event_line(offset, code, data).encode("utf-8", "surrogatepass"))
+
+    def _put(self, line: bytes) -> tuple[int, int]:
+        start = self.position
+        self.file.write(line)
+        self.position += len(line)
+        return start, self.position
 
     def flush(self) -> None:
         self.file.flush()

@@ -85,7 +85,7 @@ class Recorder:
         self._in_decoder = codecs.getincrementaldecoder("utf-8")("replace")
         h = cfg.header
         header = asciicast.Header(h["width"], h["height"], h["timestamp"], h.get("command"), h.get("title"), h.get("env"))
-        self._cast = asciicast.Writer(paths.open_private(Path(cfg.cast_path), "w", encoding="utf-8"), header)
+        self._cast = asciicast.Writer(paths.open_private(Path(cfg.cast_path), "wb"), header)
         self._cast_lock = threading.Lock()  # the render thread writes markers too: never wait while holding it
         self._cast_lost: list | None = None  # [when the recording stopped, characters not recorded since]
         self._store = self._open_store()
@@ -94,7 +94,7 @@ class Recorder:
         self.renderer = Renderer(
             paths.open_private(Path(cfg.log_path), "w", encoding="utf-8"), cfg.emulator, h["width"], h["height"],
             agent=cfg.agent, pattern_files=cfg.pattern_files, emit=self.sink.emit,
-            fail=self._fail, report=self._report, now=self._now,
+            fail=self._fail, report=self._report, now=self._now, cast_path=cfg.cast_path,
         )
         self.keeper: ContextKeeper | None = None
         self.giveback: GiveBack | None = None
@@ -186,8 +186,8 @@ class Recorder:
                         self._write(t, "i", text)
                 elif kind == channel.RESIZE:
                     cols, rows = (int(x) for x in payload.decode().split("x"))
-                    self._write(t, "r", f"{cols}x{rows}")
-                    self.renderer.resize(t, cols, rows)
+                    span = self._write(t, "r", f"{cols}x{rows}")
+                    self.renderer.resize(t, cols, rows, span)
                 elif kind == channel.EVENT:
                     message = json.loads(payload)
                     self.sink.emit(message["kind"], t, message.get("detail") or {}, None, mark=message.get("marker", False))
@@ -202,18 +202,18 @@ class Recorder:
         self._write(0.0, "", "", flush=True)
         return end
 
-    def _write(self, t: float, code: str, data: str, flush: bool = False) -> None:
-        """Into the recording; after a write fails (a full disk) nothing more goes in: a torn
-        line mid-file would spoil the rest for players. What it missed is counted for the
-        user's exit note."""
-        failed = None
+    def _write(self, t: float, code: str, data: str, flush: bool = False) -> tuple[int, int] | None:
+        """Into the recording; returns where the event lies in the file. After a write fails
+        (a full disk) nothing more goes in: a torn line mid-file would spoil the rest for
+        players. What it missed is counted for the user's exit note."""
+        failed = span = None
         with self._cast_lock:
             if self._cast_lost is not None:
                 self._cast_lost[1] += len(data)
-                return
+                return None
             try:
                 if code:
-                    self._cast.write(t, code, data)
+                    span = self._cast.write(t, code, data)
                 if flush:
                     self._cast.flush()
             except OSError as exc:
@@ -221,13 +221,14 @@ class Recorder:
                 failed = exc
         if failed is not None:  # told outside the lock
             self._fail("recording", failed)
+        return span
 
     def _output(self, t: float, text: str) -> None:
         if text:
             self.output_chars += len(text)
-            self._write(t, "o", text)
+            span = self._write(t, "o", text)
             self.modes.feed(text)
-            self.renderer.output(t, text)
+            self.renderer.output(t, text, span)
 
     def mark_interrupted(self) -> None:
         """The loop went away without saying goodbye (kill -9, crash)."""

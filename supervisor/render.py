@@ -2,17 +2,24 @@
 
 The recorder's main thread hands every output chunk over (`output`); this thread feeds the
 terminal emulator, appends finished lines to the text log, and runs the detector on what
-appeared. Output waiting here is bounded (`BACKLOG_CAP`): past it, `output` blocks, the main
-thread stops reading the pipe, and the PTY loop in turn stops reading the PTY, so memory
-stays bounded under any flood and nothing is dropped. The pattern files are watched and
-reloaded here too.
+appeared. Output waiting here is bounded (`BACKLOG_CAP`). Past it, under a flood, nothing
+more is queued: this thread waits until the flood has passed, then reads what it missed
+back from the recording, where it already is (`_catch_up`). The main thread, which writes
+the recording, never waits for rendering, and while the flood lasts it has the CPU and the
+GIL to itself: passthrough of a 210 MB `cat` went from 0.47x to 0.70x of the bare loop.
+Memory stays bounded and nothing is dropped; the text log and the detector are late by as
+long as the flood lasts. Without a recording to read back (a full disk), `output` blocks
+instead, and the PTY loop in turn stops reading the PTY. The pattern files are watched
+and reloaded here too.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,8 +31,11 @@ from .patterns import PatternSet
 from .textlog import TextLog
 
 _STOP = object()
-# Text waiting to be rendered. Past this the recorder stops reading from the loop, which in
-# turn stops reading the PTY: memory stays bounded under any flood.
+_SPILL = object()  # what follows is read back from the recording, from this byte offset
+# Under a flood, rendering waits until nothing has been written for this long.
+QUIET = 0.2
+# Text waiting to be rendered. Past this, output is left in the recording and read back
+# from there once the flood has passed: memory stays bounded under any flood.
 BACKLOG_CAP = 8 << 20
 # Past this much queued output, rendering joins events to catch up (detail may be lost).
 CATCH_UP = 256 << 10
@@ -49,8 +59,12 @@ class Renderer:
         fail: Callable[[str, BaseException], None],
         report: Callable[[str], None],
         now: Callable[[], float],
+        cast_path: str | None = None,
     ):
         self._log = log_file
+        self._cast_path = cast_path
+        self._spilling = False
+        self._written_to = 0  # the recording's end as far as output and resizes go
         self._log_broken = False
         self._told: set[str] = set()  # patterns turned off, said once each
         self.textlog = TextLog(emulators.make(emulator, width, height))
@@ -79,16 +93,36 @@ class Renderer:
 
     # -- the main thread's side -----------------------------------------------------------------
 
-    def output(self, t: float, text: str) -> None:
-        """Queue output for rendering; blocks while the backlog is full."""
+    def output(self, t: float, text: str, span: tuple[int, int] | None = None) -> None:
+        """Queue output for rendering. `span`: where it lies in the recording; past the
+        backlog it is read back from there later. Without one, blocks while the backlog
+        is full."""
         with self._room:
+            if not self._spill(t, span):
+                return
             while self._backlog > BACKLOG_CAP:
                 self._room.wait()
             self._backlog += len(text)
         self._queue.put(("o", t, text))
 
-    def resize(self, t: float, cols: int, rows: int) -> None:
+    def resize(self, t: float, cols: int, rows: int, span: tuple[int, int] | None = None) -> None:
+        with self._room:
+            if not self._spill(t, span):
+                return
         self._queue.put(("r", t, (cols, rows)))
+
+    def _spill(self, t: float, span: tuple[int, int] | None) -> bool:
+        """Under `_room`: False if this event is left in the recording, to be read back."""
+        if span is None or self._cast_path is None:
+            return True
+        self._written_to = span[1]
+        if self._spilling:
+            return False
+        if self._backlog > BACKLOG_CAP:
+            self._spilling = True
+            self._queue.put((_SPILL, t, span[0]))
+            return False
+        return True
 
     def finish(self) -> None:
         """Render what is queued, write the final screen, close the log; stop watching."""
@@ -186,6 +220,8 @@ class Renderer:
                 pending = []
             if code == "r":
                 self._write_log(self.textlog.resize(t, *payload).logged)
+            elif code is _SPILL:
+                self._catch_up(payload)
             elif code is _STOP:
                 stop = True
         if pending:
@@ -193,11 +229,69 @@ class Renderer:
         self._flush_log()
         return stop
 
-    def _render(self, t: float, text: str) -> None:
+    def _catch_up(self, at: int) -> None:
+        """Render what a flood left in the recording from byte `at` on: first let the flood
+        pass (the writer has the CPU meanwhile), then read it back, until everything written
+        has been read; then output is queued again."""
+        pos, rest, quiet_at = at, b"", None
+        with open(self._cast_path, "rb") as fh:
+            fh.seek(at)
+            while True:
+                with self._room:
+                    written = self._written_to
+                if written - pos > BACKLOG_CAP and written != quiet_at:  # the flood goes on
+                    quiet_at = self._wait_for_quiet()
+                chunk = fh.read(CATCH_UP)
+                if chunk:
+                    data = rest + chunk
+                    cut = data.rfind(b"\n") + 1
+                    rest = data[cut:]
+                    pos += cut
+                    self._replay(data[:cut])
+                    continue
+                with self._room:
+                    if pos >= self._written_to:  # all of it read (the writer flushes each batch)
+                        self._spilling = False
+                        return
+                time.sleep(0.02)  # written, not yet flushed
+
+    def _wait_for_quiet(self) -> int:
+        """Until nothing has been written for QUIET seconds; returns the end written then."""
+        while True:
+            with self._room:
+                mark = self._written_to
+            time.sleep(QUIET)
+            with self._room:
+                if self._written_to == mark:
+                    return mark
+
+    def _replay(self, lines: bytes) -> None:
+        """Recorded events, as they were queued: output joined (as when far behind), resizes."""
+        pending: list[str] = []
+        t = 0.0
+        for line in lines.splitlines():
+            try:
+                t, code, data = json.loads(line)
+            except ValueError:
+                continue
+            if code == "o":
+                pending.append(data)
+            elif code == "r":
+                if pending:
+                    self._render(t, "".join(pending), counted=False)
+                    pending = []
+                cols, rows = (int(x) for x in data.split("x"))
+                self._write_log(self.textlog.resize(t, cols, rows).logged)
+        if pending:
+            self._render(t, "".join(pending), counted=False)
+        self._flush_log()
+
+    def _render(self, t: float, text: str, counted: bool = True) -> None:
         frame = self.textlog.feed(t, text)
-        with self._room:
-            self._backlog -= len(text)
-            self._room.notify()
+        if counted:
+            with self._room:
+                self._backlog -= len(text)
+                self._room.notify()
         self._write_log(frame.logged)
         try:
             self._detect(t, frame)

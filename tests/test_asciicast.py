@@ -8,7 +8,7 @@ from supervisor import asciicast
 def test_written_recording_replays_with_the_real_asciinema(tmp_path):
     asciinema = which_or_skip("asciinema")
     path = tmp_path / "x.cast"
-    w = asciicast.Writer(open(path, "w", encoding="utf-8"), asciicast.Header(80, 24, 1700000000, command="demo", env={"TERM": "xterm"}))
+    w = asciicast.Writer(open(path, "wb"), asciicast.Header(80, 24, 1700000000, command="demo", env={"TERM": "xterm"}))
     w.write(0.1, "o", "hello ✻ \x1b[31mred\x1b[0m\r\n")
     w.write(0.2, "r", "100x30")
     w.write(0.3, "m", "compaction_started")

@@ -101,7 +101,7 @@ GARBAGE = r"""
 import os, random, sys, time
 rng = random.Random(7)
 w = sys.stdout.buffer.write
-w(b'before the garbage\n')
+w(b'before the garbage\n' + b'\n' * 60); sys.stdout.flush()  # scrolled off: garbage can't draw over it
 for _ in range(200):  # 20 MB of binary noise: invalid UTF-8, stray escapes, every control byte
     w(rng.randbytes(100_000)); sys.stdout.flush()
 w(b'\x1bc\x1b[0m\x1b[?1049l')  # a reset, so the line after it is readable on screen
@@ -156,3 +156,25 @@ def _cast(path):
     with open(path, encoding="utf-8") as fh:
         header = json.loads(fh.readline())
         return header, [json.loads(line) for line in fh]
+
+
+def test_a_compaction_inside_a_flood_is_still_detected(home):
+    """Under a flood the text log and the detector fall behind and catch up from the
+    recording afterwards: what appeared in the middle is still seen, in order."""
+    flood = ("import sys\nw = sys.stdout.buffer.write\n"
+             "for i in range(400_000): w(b'%099d\\n' % i)\n"
+             "print('Compacting conversation', flush=True)\n"
+             "for i in range(400_000, 800_000): w(b'%099d\\n' % i)\n"
+             "print('Conversation compacted', flush=True)\n")
+    done = subprocess.run([*SUPERVISE, "--agent", "demo", "--inject", "off", "--", sys.executable, "-c", flood],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
+    assert done.returncode == 0, done.stderr
+    s = latest()
+    from helpers import session
+
+    kinds = [e["kind"] for e in session(s["id"])["events"] if e["kind"].startswith("compaction")]
+    assert kinds == ["compaction_started", "compaction_finished"]
+    log = Path(s["log_path"]).read_text().splitlines()
+    at = log.index("Compacting conversation")
+    assert log[at - 1] == "%099d" % 399_999 and log[at + 1] == "%099d" % 400_000
+    assert log.index("Conversation compacted") == at + 400_001
