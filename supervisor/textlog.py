@@ -23,6 +23,7 @@ from .emulator import Emulator
 
 # Entering or leaving the alternate screen (vim, less, full-screen TUIs).
 _ALT_SWITCH = re.compile(r"\x1b\[\?(?:1049|1047|47)([hl])")
+_RESET = re.compile(r"\x1bc")
 FEED_SLICE = 64 * 1024
 SPINNER_GLYPHS = "⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽✺·*●◐◓◑◒|/-\\ "
 _DIGITS = re.compile(r"\d+")
@@ -105,9 +106,13 @@ class TextLog:
 
     def _feed(self, t: float, text: str, frame: Frame) -> None:
         # Bounded slices: an emulator returns every row that scrolled off as an object with
-        # all its cells, so one huge feed (a renderer catching up) would cost gigabytes.
-        for start in range(0, len(text), FEED_SLICE):
-            self._feed_slice(t, text[start : start + FEED_SLICE], frame)
+        # all its cells, so one huge feed (a renderer catching up) would cost gigabytes. A
+        # full reset (ESC c) starts a slice of its own: avt forgets the rows that scrolled
+        # off earlier in the same feed (lines were lost from the log in a flood).
+        cuts = [m.start() for m in _RESET.finditer(text) if m.start()] if "\x1bc" in text else []
+        for lo, hi in zip([0, *cuts], [*cuts, len(text)]):
+            for start in range(lo, hi, FEED_SLICE):
+                self._feed_slice(t, text[start : min(start + FEED_SLICE, hi)], frame)
 
     def _feed_slice(self, t: float, text: str, frame: Frame) -> None:
         changed, scrolled_rows, scrolled_lines = self.emu.feed(text)

@@ -15,6 +15,17 @@ from supervisor.store import Store
 
 SHELL_ENV = {"PS1": "$ ", "TERM": "xterm-256color", "HISTFILE": "/dev/null"}
 
+# A raw-mode child that says `echo ready` and echoes each key back until a "."
+RAW_ECHO = r"""
+import os, sys, tty
+tty.setraw(0)
+os.write(1, b'echo ready\r\n')
+got = b''
+while not got.endswith(b'.'):
+    got += os.read(0, 100)
+    os.write(1, got[-1:])
+"""
+
 
 def spawn(args, cols=100, rows=30, env=None, **kw):
     e = dict(os.environ, **SHELL_ENV, **(env or {}))

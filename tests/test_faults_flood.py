@@ -101,7 +101,8 @@ GARBAGE = r"""
 import os, random, sys, time
 rng = random.Random(7)
 w = sys.stdout.buffer.write
-w(b'before the garbage\n' + b'\n' * 60); sys.stdout.flush()  # scrolled off: garbage can't draw over it
+w(b'before the garbage\n'); sys.stdout.flush(); time.sleep(0.3)
+w(b'\n' * 60); sys.stdout.flush(); time.sleep(0.3)  # scrolled off, alone: random bytes (a reset) can't take it
 for _ in range(200):  # 20 MB of binary noise: invalid UTF-8, stray escapes, every control byte
     w(rng.randbytes(100_000)); sys.stdout.flush()
 w(b'\x1bc\x1b[0m\x1b[?1049l')  # a reset, so the line after it is readable on screen

@@ -22,7 +22,7 @@ import pexpect
 import pytest
 
 from conftest import SUPERVISE, require
-from helpers import served, spawn
+from helpers import RAW_ECHO, served, spawn
 from supervisor.store import Store
 
 SESSIONS = 10
@@ -40,17 +40,6 @@ for i in range({COMPACTIONS}):
     time.sleep(0.2)
 print('all done')
 """
-
-RAW_ECHO = r"""
-import os, sys, tty
-tty.setraw(0)
-os.write(1, b'echo ready\r\n')
-got = b''
-while not got.endswith(b'.'):
-    got += os.read(0, 100)
-    os.write(1, got[-1:])
-"""
-
 
 def _reader(base: str, stop: threading.Event, results: list) -> None:
     """A person browsing while the sessions run: the tables, a timeline, a search."""

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import run_cli
 from fakeapi import FakeAnthropic
-from helpers import latest, spawn, wait_for
+from helpers import RAW_ECHO, latest, spawn, wait_for
 from supervisor.store import Store
 
 TIMEOUT = 3  # SUPERVISE_SUMMARY_TIMEOUT in these tests: the longest a summary may take
@@ -74,17 +74,8 @@ def test_a_misbehaving_model_api_gives_the_heuristic_context_in_bounded_time(fau
     assert took < TIMEOUT + 8, f"{fault}: {took:.1f} s"
 
 
-RAW_ECHO_AGENT = r"""
-import os, sys, tty
-print('Compacting conversation', flush=True)
-print('Conversation compacted', flush=True)
-tty.setraw(0)
-os.write(1, b'echo ready\r\n')
-got = b''
-while not got.endswith(b'.'):
-    got += os.read(0, 100)
-    os.write(1, got[-1:])
-"""
+# says it compacted, then echoes keys
+RAW_ECHO_AGENT = "print('Compacting conversation', flush=True)\nprint('Conversation compacted', flush=True)\n" + RAW_ECHO
 
 
 def test_a_hung_model_api_never_holds_up_the_terminal():

@@ -143,3 +143,12 @@ def test_a_view_moved_down_a_row_and_cleared_at_once_is_still_logged(emulator):
     moved = "\x1b[H\x1b[2K\r\n" + "\r\n".join("\x1b[2K" + row for row in rows)
     lines = render([(0.0, alt + view), (2.0, moved), (2.003, "\x1b[2J\x1b[?1049l")], emulator=emulator)
     assert [l for l in lines if l.strip()][:4] == rows
+
+
+def test_lines_that_scroll_off_before_a_reset_in_the_same_chunk_are_logged():
+    """avt forgets rows scrolled off earlier in a feed that also holds a full reset (ESC c):
+    a flood catching up feeds big chunks, and such lines were missing from the log."""
+    log = TextLog(make("avt", 80, 24))
+    frame = log.feed(0.0, "scrolled away\r\n" + "\r\n" * 30 + "\x1bc" + "after the reset")
+    assert "scrolled away" in frame.logged
+    assert "after the reset" in log.finish()
