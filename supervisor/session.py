@@ -193,6 +193,7 @@ def run(
         elif isinstance(message, Compacted):
             compacted[0] = True
 
+    terminal = tty.Raw(stdin_fd)
     loop = PtyLoop(
         proc,
         outbox,
@@ -203,11 +204,11 @@ def run(
         size=lambda: tty.size(stdout_fd, stdin_fd, env=env),
         record_input=opts.record_input,
         start=start,
+        stop=terminal.stop,
     )
     outcome = None
     try:
-        with tty.raw(stdin_fd) as terminal:
-            loop.stop = terminal.stop
+        with terminal:
             try:
                 outcome = loop.run()
             finally:

@@ -9,17 +9,24 @@ import signal
 import struct
 import termios
 import tty
-from collections.abc import Iterator
 
 DEFAULT_SIZE = (80, 24)
 
 
 class Raw:
-    """The user's terminal in raw mode, with the modes it had before kept to give back."""
+    """The user's terminal in raw mode while inside `with`, restored on every way out, with
+    the modes it had before kept to give back."""
 
     def __init__(self, fd: int | None):
         self.fd = fd if fd is not None and os.isatty(fd) else None
         self.saved = termios.tcgetattr(self.fd) if self.fd is not None else None
+
+    def __enter__(self) -> "Raw":
+        self.enter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.leave()
 
     def enter(self) -> None:
         if self.fd is not None:
@@ -52,17 +59,6 @@ def _job_control(fd: int) -> bool:
                 and os.getpgid(parent) != os.getpgrp())
     except OSError:
         return False
-
-
-@contextlib.contextmanager
-def raw(fd: int | None) -> Iterator[Raw]:
-    """Put `fd` in raw mode if it is a terminal; restore it on every way out."""
-    mode = Raw(fd)
-    try:
-        mode.enter()
-        yield mode
-    finally:
-        mode.leave()
 
 
 def size(*fds: int | None, env: dict | None = None) -> tuple[int, int]:
