@@ -199,11 +199,12 @@ class Renderer:
         except Exception as exc:
             self._fail("text log", exc)
 
-    def _render_batch(self, batch: list) -> bool:
+    def _render_batch(self, batch: list, queued: bool = True) -> bool:
         """Feed output as it was recorded, one event at a time, so a line that was on screen
         for a moment (a spinner shown for 45 ms) is seen by the detector. Only when far
-        behind are queued events joined, to catch up."""
-        behind = sum(len(p) for code, _, p in batch if code == "o") > CATCH_UP
+        behind are events joined, to catch up: queued ones past CATCH_UP, and always those
+        read back from the recording (`queued` False: no backlog to count down)."""
+        behind = not queued or sum(len(p) for code, _, p in batch if code == "o") > CATCH_UP
         pending: list[str] = []
         pending_t = 0.0
         stop = False
@@ -216,7 +217,7 @@ class Renderer:
                 pending_t = t
                 continue
             if pending:
-                self._render(pending_t, "".join(pending))
+                self._render(pending_t, "".join(pending), queued)
                 pending = []
             if code == "r":
                 self._write_log(self.textlog.resize(t, *payload).logged)
@@ -225,7 +226,7 @@ class Renderer:
             elif code is _STOP:
                 stop = True
         if pending:
-            self._render(pending_t, "".join(pending))
+            self._render(pending_t, "".join(pending), queued)
         self._flush_log()
         return stop
 
@@ -266,29 +267,22 @@ class Renderer:
                     return mark
 
     def _replay(self, lines: bytes) -> None:
-        """Recorded events, as they were queued: output joined (as when far behind), resizes."""
-        pending: list[str] = []
-        t = 0.0
+        """Recorded events (lines of the `.cast`), rendered as a batch of queued ones is."""
+        batch = []
         for line in lines.splitlines():
             try:
                 t, code, data = json.loads(line)
             except ValueError:
                 continue
             if code == "o":
-                pending.append(data)
+                batch.append(("o", t, data))
             elif code == "r":
-                if pending:
-                    self._render(t, "".join(pending), counted=False)
-                    pending = []
-                cols, rows = (int(x) for x in data.split("x"))
-                self._write_log(self.textlog.resize(t, cols, rows).logged)
-        if pending:
-            self._render(t, "".join(pending), counted=False)
-        self._flush_log()
+                batch.append(("r", t, tuple(int(x) for x in data.split("x"))))
+        self._render_batch(batch, queued=False)
 
-    def _render(self, t: float, text: str, counted: bool = True) -> None:
+    def _render(self, t: float, text: str, queued: bool = True) -> None:
         frame = self.textlog.feed(t, text)
-        if counted:
+        if queued:
             with self._room:
                 self._backlog -= len(text)
                 self._room.notify()
