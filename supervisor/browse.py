@@ -51,7 +51,7 @@ TABLES = {
         "argv": "The command as a JSON list.", "agent": "The pattern set it was detected with.", "cwd": "Where it ran.",
         "started": "UTC.", "ended": "UTC.", "exit_code": "The agent's exit status (128+N: signal N).",
         "status": "active, completed, failed or interrupted (the supervisor died).", "pid": "The supervisor's pid.",
-        "child_pid": "The agent's pid.", "cast_path": "The asciicast recording.", "log_path": "The text log.",
+        "child_pid": "The pid of the agent's job shell (the agent is its one child).", "cast_path": "The asciicast recording.", "log_path": "The text log.",
         "parent_id": "The session this one resumed.", "agent_session_id": "The agent's own session id (Claude Code's).",
         "options": "How it was run (JSON), for `supervise resume`.",
     }, {"sort_desc": "started", "facets": ["status", "agent"]}),

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import run_cli, which_or_skip
 from helpers import cast_events, latest, session, shell, spawn, stty_state, wait_for
-from procs import session_processes
+from procs import children, session_processes
 
 PY = sys.executable
 
@@ -61,8 +61,9 @@ def test_kill_9_of_the_child_is_its_status_and_the_terminal_comes_back():
     child = "import os, time\nprint('working', flush=True)\ntime.sleep(60)"
     sh.sendline(f"{_supervise_line('--', PY, '-c', child)}; echo RC=$?")
     sh.expect_exact("working\r\n")
-    s = wait_for(lambda: latest().get("child_pid"))
-    os.kill(s, signal.SIGKILL)
+    shell_pid = wait_for(lambda: latest().get("child_pid"))
+    agent = wait_for(lambda: children(shell_pid))  # the agent itself, under its job shell
+    os.kill(agent[0], signal.SIGKILL)
     sh.expect(r"RC=(\d+)")
     assert int(sh.match.group(1)) == 137
     sh.expect_exact("$ ")
