@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests")]
 
-from agentdriver import Screen, claude_bin, claude_env  # noqa: E402
+from agentdriver import CLAUDE_IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env  # noqa: E402
 from fakeapi import FakeAnthropic  # noqa: E402
 from procs import cpu_seconds, descendants, is_recorder  # noqa: E402
 
@@ -71,13 +71,13 @@ def claude(base: Path, supervised: bool, seconds: float) -> tuple[float, float]:
         env["SUPERVISE_HOME"] = str(base / "sv")
 
         def drive(screen):
-            screen.wait(r"\? for shortcuts", 60)
+            screen.wait(CLAUDE_IDLE, 60)
             for i in range(1, 4):
                 screen.type(f"turn {i}: please say hello")
                 screen.wait(rf"Reply to: turn {i}", 60)
-                screen.wait(r"\? for shortcuts", 60)
+                screen.wait(CLAUDE_IDLE, 60)
 
-        return idle_cost([claude_bin(), "--model", "claude-sonnet-4-5"], [], env, project, drive, seconds, supervised)
+        return idle_cost([claude_bin(), "--model", CLAUDE_MODEL], [], env, project, drive, seconds, supervised)
 
 
 def toy(base: Path, supervised: bool, seconds: float) -> tuple[float, float]:

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests")]
 
-from agentdriver import Screen, claude_bin, claude_env  # noqa: E402
+from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env  # noqa: E402
 from fakeapi import FakeAnthropic, default_reply  # noqa: E402
 from procs import cpu_seconds, peak_rss_kb, recorder_pid  # noqa: E402
 
@@ -37,7 +37,6 @@ def proc_stat(pid: int) -> tuple[float, int]:
 
 
 
-IDLE = r"\? for shortcuts"
 def reply(req) -> dict:
     """Every third turn a Bash call with a big output; its result gets a short answer."""
     messages = req.body.get("messages", [])
@@ -68,7 +67,7 @@ def main() -> None:
             api.default = reply
             env = claude_env(base / "home", project, api.url)
             env.update(SUPERVISE_HOME=str(sv), SUPERVISE_SUMMARY_EVERY_KB=str(args.kb), SUPERVISE_SUMMARY_MIN_SECONDS=str(args.min_seconds))
-            screen = Screen(["--", claude_bin(), "--model", "claude-sonnet-4-5", "--allowedTools", "Bash"], env, project)
+            screen = Screen(["--", claude_bin(), "--model", CLAUDE_MODEL, "--allowedTools", "Bash"], env, project)
             screen.wait(IDLE, 60)
             pids = [screen.child.pid, recorder_pid(screen.child.pid)]
             began = time.monotonic()

@@ -15,6 +15,14 @@ from conftest import ROOT, SUPERVISE, require
 
 AGENTS = ROOT / "tests" / "agents" / "node_modules"
 CLAUDE_VERSION = json.loads((ROOT / "tests" / "agents" / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
+# The model the tests run Claude Code with: a 200k window, and one that neither Claude Code
+# 2.1.330 nor the SDK marks as retiring (claude-sonnet-4-5 retires on 2026-11-30). With it
+# Claude Code starts in manual mode; newer models start it in auto mode.
+CLAUDE_MODEL = "claude-haiku-4-5"
+# Claude Code idle at its prompt, in either permission mode it starts in:
+# "⏸ manual mode on · ? for shortcuts" or "⏵⏵ auto mode on (shift+tab to cycle)" (busy, the
+# latter gains " · esc to interrupt").
+CLAUDE_IDLE = r"\? for shortcuts|⏵⏵ auto mode on \(shift\+tab to cycle\)(?!.*esc to interrupt)"
 
 
 def claude_bin() -> str:

@@ -12,8 +12,7 @@ patterns (`supervise patterns check NAME.cast.gz --agent claude`) and write expe
 
 A fresh install of 2.1.330 draws on the alternate screen (the "fullscreen" renderer); the
 classic-* scenarios set CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN=1 for the main-screen one.
-context-low runs the release's default model (auto mode, a 1M window): with
-claude-sonnet-4-5 the context figure hides behind the model's retirement notice.
+context-low runs the release's default model (auto mode, a 1M window), as a new user gets it.
 """
 
 from __future__ import annotations
@@ -30,14 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
 
-from agentdriver import Screen, claude_env  # noqa: E402  (common puts tests/ on the path)
+from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL as MODEL, Screen, claude_env  # noqa: E402  (common puts tests/ on the path)
 from fakeapi import FakeAnthropic, default_reply  # noqa: E402
 
 PACKAGE = "@anthropic-ai/claude-code"
-MODEL = "claude-sonnet-4-5"  # a 200k context, as the tests use
-# the footer while it waits: "? for shortcuts" (2.1.330: "⏸ manual mode on · ? for shortcuts"), or
-# in auto mode (the default with newer models) "⏵⏵ auto mode on (shift+tab to cycle)"
-IDLE = r"\? for shortcuts|auto mode on \(shift\+tab"
 PASTE = ["please check these three things:", "the build script runs on a clean checkout", "the tests pass twice in a row"]
 LONG = (
     "please read the release notes of the last three versions and tell me which changes could affect the way the "
