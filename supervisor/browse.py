@@ -18,7 +18,7 @@ QUERIES = {
         "title": "A session's compaction timeline: compactions, contexts and injections in order",
         "sql": "select time, kind as what, detail from events where session_id = :session and kind in ("
                + ", ".join(f"'{k}'" for k in TIMELINE_KINDS) + ") "
-               "union all select created, 'context round ' || round, trigger || ' · ' || source || coalesce(' · ' || model, '') "
+               "union all select created, 'context round ' || round, trigger || ' · ' || source || coalesce(' · ' || backend, '') || coalesce(' · ' || model, '') "
                "from contexts where session_id = :session order by time",
     },
     "summary_costs_by_session": {
@@ -62,12 +62,14 @@ TABLES = {
     "contexts": ("Session contexts: what an agent needs after it compacted, one round at a time.", {
         "session_id": "The session.", "round": "1, 2, ... within the session.", "created": "UTC.",
         "trigger": "compaction_started, compaction_finished, periodic, session_end, manual, resume.",
-        "source": "model, or heuristic (then `error` says why).", "model": "The summary model.", "error": "Why the model was not used.",
+        "source": "model, or heuristic (then `error` says why).",
+        "backend": "Who was asked: api (an API key), claude (Claude Code on the user's login), or heuristic (nobody).",
+        "model": "The summary model.", "error": "Why the model was not used.",
         "digest_tokens": "The digest the summary read.", "input_tokens": "Billed input.", "output_tokens": "Billed output.",
-        "cost_usd": "What the summary cost.", "context": "The structured context (JSON).", "prompt": "The text given to the agent.",
+        "cost_usd": "What the summary cost (through a CLI: as it reports it, at list price even on a subscription).", "context": "The structured context (JSON).", "prompt": "The text given to the agent.",
         "log_offset": "How far into the text log this round read (bytes).", "transcript_offset": "The same in Claude Code's transcript.",
         "duration_ms": "How long the round took.",
-    }, {"sort_desc": "created", "facets": ["trigger", "source"]}),
+    }, {"sort_desc": "created", "facets": ["trigger", "source", "backend"]}),
     "messages": ("`supervise agent`'s conversation, in order.", {
         "session_id": "The session.", "seq": "1, 2, ... within the session.", "role": "user, assistant, tool (a tool result) or summary.",
         "content": "JSON content blocks.", "tokens": "Estimated size.", "usage": "The step's usage from the API (JSON).",

@@ -33,6 +33,8 @@ app = typer.Typer(
 
 RUN_CONTEXT = {"allow_interspersed_args": False, "ignore_unknown_options": True}
 INJECT_MODES = ("auto", "type", "off")
+BACKEND_HELP = ("Who makes the session contexts: auto (default: the API with a key, else Claude Code on your own login "
+                "(the session's own claude first), else the heuristic), api, claude, heuristic.")
 INJECT_HELP = ("Give the agent its session context back after compaction and on resume: auto (Claude Code: "
                "its SessionStart hook, else typed at the idle prompt), type (always typed), off.")
 
@@ -62,8 +64,10 @@ def run(
     emulator: str = typer.Option("avt", "--emulator", help="Terminal emulator for the text log: avt or pyte."),
     pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file (repeatable); overrides by agent name."),
     inject: str = typer.Option("auto", "--inject", help=INJECT_HELP),
+    summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
 ) -> None:
     """Run COMMAND under the supervisor: `supervise run [OPTIONS] -- COMMAND [ARGS]...`"""
+    from . import config
     from .emulator import EMULATORS
     from .session import RunOptions, run as run_session
 
@@ -74,7 +78,9 @@ def run(
     opts = RunOptions(
         argv=list(command), name=name, agent=agent, record_input=record_input, emulator=emulator,
         pattern_files=[str(p) for p in pattern_files or []], inject=_check_inject(inject),
+        summary_backend=summary_backend,
     )
+    config.load(backend=summary_backend)  # a setting that is wrong stops here, not in the recorder
     raise typer.Exit(run_session(opts))
 
 
@@ -85,13 +91,15 @@ def resume(
     last: bool = typer.Option(False, "--last", help="Resume the most recent session."),
     fresh: bool = typer.Option(False, "--fresh", help="Start the agent's conversation anew (no `claude --resume`); the context is still given."),
     inject: Optional[str] = typer.Option(None, "--inject", help=INJECT_HELP + " Default: as the session was run."),
+    summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
 ) -> None:
     """Start a new session linked to an earlier one: same command, directory, agent and
     options; for Claude Code with `--resume <its session id>`. The earlier session's context
     (summarized first if it is out of date) is given to the agent once it is ready."""
-    from . import agent as agents, claude
+    from . import agent as agents, claude, config
     from .session import RunOptions, run as run_session
 
+    config.load(backend=summary_backend)  # a setting that is wrong stops here, not in the recorder
     store = _store()
     if last:
         if session_id:  # with --last, a positional word is an extra argument
@@ -127,6 +135,7 @@ def resume(
         emulator=options.get("emulator", "avt"),
         pattern_files=[p for p in options.get("pattern_files", []) if Path(p).exists()],
         inject=_check_inject(inject or options.get("inject", "auto")),
+        summary_backend=summary_backend,
     )
     raise typer.Exit(run_session(opts))
 
@@ -194,9 +203,10 @@ def show(
     session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Show one session with its events and related sessions."""
+    """Show one session with its events, its context rounds and related sessions."""
     store = _store()
     data = session_json(store, store.resolve(session_id))
+    data["contexts"] = [{k: c[k] for k in CONTEXT_KEYS} for c in store.contexts(data["id"])]
     if as_json:
         typer.echo(json_text(data))
         return
@@ -211,6 +221,24 @@ def show(
     for e in data["events"]:
         detail = json_text(e["detail"], indent=None) if e["detail"] else ""
         typer.echo(f"  {e['offset']:>9.3f}s  {e['kind']:<20} {detail}")
+    if data["contexts"]:
+        typer.echo(f"contexts ({len(data['contexts'])}):")
+        for c in data["contexts"]:
+            typer.echo(f"  round {c['round']:<3} {_local(c['created'])}  {c['trigger']:<20} {_context_origin(c)}")
+
+
+# What `show` tells of each context round (the prompt itself: `supervise context`).
+CONTEXT_KEYS = ("round", "created", "trigger", "source", "backend", "model", "error", "input_tokens", "output_tokens", "cost_usd")
+
+
+def _context_origin(c: dict) -> str:
+    """`model via claude (claude-haiku-4-5), 3400+420 tokens, $0.0055`, or the heuristic and why."""
+    via = f" via {c['backend']}" if c.get("backend") and c["backend"] != c["source"] else ""
+    if c["source"] != "model":
+        return plain(f"{c['source']}{via}" + (f": {c['error']}" if c.get("error") else ""), newlines=False)
+    used = f", {c['input_tokens'] or 0}+{c['output_tokens'] or 0} tokens" if c.get("input_tokens") or c.get("output_tokens") else ""
+    cost = f", ${c['cost_usd']:.4f}" if c.get("cost_usd") is not None else ""
+    return plain(f"model{via} ({c['model'] or '?'}){used}{cost}", newlines=False)
 
 
 @app.command()
@@ -245,17 +273,20 @@ def summarize(
     model: Optional[str] = typer.Option(None, "--model", help="Model for the summary (default claude-haiku-4-5)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="Anthropic API base URL."),
     budget: Optional[int] = typer.Option(None, "--budget", help="Digest budget in tokens (default 24000)."),
+    summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
 ) -> None:
     """Summarize a session now into its next context round, and print the context prompt."""
     from . import config
     from .contexts import rounds
 
+    settings = config.load(model=model, base_url=base_url, budget=budget, backend=summary_backend)
     store = _store()
     session = store.resolve(session_id)
-    row = rounds.make(store, session, "manual", config.load(model=model, base_url=base_url, budget=budget))
+    row = rounds.make(store, session, "manual", settings)
     how = row["source"] + (f" ({row['error']})" if row["error"] else f" ({row['model']})")
     cost = f", ${row['cost_usd']:.4f}" if row["cost_usd"] is not None else ""
-    typer.echo(f"supervise: round {row['round']} for session {session['id']} from the {how}; digest {row['digest_tokens']} tokens{cost}", err=True)
+    typer.echo(f"supervise: round {row['round']} for session {session['id']} from the {how}, backend {row['backend']}; "
+               f"digest {row['digest_tokens']} tokens{cost}", err=True)
     typer.echo(plain(row["prompt"]))
 
 
@@ -270,7 +301,11 @@ def context_cmd(
     row = store.latest_context(session["id"])
     if row is None:
         raise SuperviseError(f"session {session['id']} has no context yet", f"make one with `supervise summarize {session['id']}`")
-    typer.echo(json_text(row) if as_json else plain(row["prompt"]))
+    if as_json:
+        typer.echo(json_text(row))
+        return
+    typer.echo(f"supervise: round {row['round']} of session {session['id']} ({row['trigger']}): {_context_origin(row)}", err=True)
+    typer.echo(plain(row["prompt"]))
 
 
 patterns_app = typer.Typer(help="Pattern files: which screen lines mean compaction, idle, a dialog...", no_args_is_help=True)

@@ -17,7 +17,13 @@ from pathlib import Path
 
 import platformdirs
 
+from .errors import SuperviseError
+
 DEFAULT_MODEL = "claude-haiku-4-5"
+# Who makes a session context: `auto` picks one per session (see contexts/backends/choose.py);
+# `api` is the Anthropic API with a key; `claude` is Claude Code run headless on the user's own
+# login; `heuristic` never calls a model.
+BACKENDS = ("auto", "api", "claude", "heuristic")
 DEFAULT_BUDGET = 24_000  # tokens of digest
 # A context made this long before a compaction finished still covers it (the hook, the typed
 # channel and the context keeper all use it); a compaction lasting longer than COMPACTION_MAX
@@ -30,6 +36,7 @@ COMPACTION_MAX = 600.0
 class Summary:
     """How session contexts are summarized (the `[summary]` table)."""
 
+    backend: str = "auto"
     model: str = DEFAULT_MODEL
     base_url: str | None = None
     api_key: str | None = None
@@ -80,6 +87,7 @@ def load(env: Mapping[str, str] | None = None, **flags) -> Settings:
         table = {}
     key_env = table.get("api_key_env")
     summary = Summary(
+        backend=env.get("SUPERVISE_SUMMARY_BACKEND") or table.get("backend") or "auto",
         model=env.get("SUPERVISE_SUMMARY_MODEL") or table.get("model") or DEFAULT_MODEL,
         base_url=env.get("SUPERVISE_SUMMARY_BASE_URL") or table.get("base_url") or env.get("ANTHROPIC_BASE_URL"),
         api_key=env.get("SUPERVISE_SUMMARY_API_KEY") or (env.get(key_env) if key_env else None) or env.get("ANTHROPIC_API_KEY"),
@@ -88,6 +96,7 @@ def load(env: Mapping[str, str] | None = None, **flags) -> Settings:
         budget=int(env.get("SUPERVISE_DIGEST_BUDGET") or table.get("budget") or DEFAULT_BUDGET),
     )
     summary = replace(summary, **{k: v for k, v in flags.items() if v is not None})
+    check_backend(summary.backend)
     template_path = config_dir(env) / "context_prompt.txt"
     return Settings(
         summary=summary,
@@ -99,3 +108,11 @@ def load(env: Mapping[str, str] | None = None, **flags) -> Settings:
         recorder_priority=env.get("SUPERVISE_RECORDER_PRIORITY", "0"),
         template=template_path.read_text(encoding="utf-8") if template_path.is_file() else None,
     )
+
+
+def check_backend(name: str) -> str:
+    if name not in BACKENDS:
+        raise SuperviseError(f"unknown summary backend '{name}'",
+                             f"use one of: {', '.join(BACKENDS)} (--summary-backend, SUPERVISE_SUMMARY_BACKEND or [summary] backend)",
+                             exit_code=2)
+    return name

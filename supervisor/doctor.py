@@ -278,11 +278,11 @@ def mask(secret: str) -> str:
 def api(summary: config.Summary, timeout: float = API_TIMEOUT) -> Check:
     url = summary.base_url or "https://api.anthropic.com"
     if not summary.has_key:
-        return Check("api", "warn", f"no API key: contexts are made by the heuristic digest, not by {summary.model}",
-                     "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY, or api_key_env in config.toml)")
+        return Check("api", "warn", "no API key: summaries are made through an agent CLI's own login, or by the heuristic "
+                     "(see `summary`)", "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY, or api_key_env in config.toml)")
     import anthropic
 
-    from .contexts.summarizer import _client
+    from .contexts.backends.api import _client
 
     secret = summary.api_key or summary.auth_token or ""
     what = f"key {mask(secret)}" if summary.api_key else f"token {mask(secret)}"
@@ -304,6 +304,38 @@ def api(summary: config.Summary, timeout: float = API_TIMEOUT) -> Check:
     except anthropic.AnthropicError as exc:  # an answer that is not the API's
         check = Check("api", "warn", f"{url} gave an odd answer to the {what}: {exc}", url_fix)
     return replace(check, detail=check.detail.replace(secret, mask(secret))) if secret else check
+
+
+# -- who makes the session contexts -------------------------------------------------------------------
+
+def summary_verdict(backend: str, chose: str, why: str, clis: Mapping[str, str | None]) -> Check:
+    """`backend`: as configured; `chose`, `why`: what it comes to for a session of no agent
+    CLI (a session of one that can summarize asks its own first); `clis`: each summarizing
+    CLI found here -> None if it can summarize headless, else what is wrong with it."""
+    found = "; ".join(f"{name}: {'headless structured output ok' if problem is None else problem}" for name, problem in clis.items())
+    detail = f"{backend} → {chose} ({why})" + (f"; {found}" if found else "")
+    if chose == "heuristic" and backend != "heuristic":
+        return Check("summary", "warn", detail + ": contexts are made by the heuristic digest, without a model",
+                     "set ANTHROPIC_API_KEY, or install Claude Code and log in (`claude`, then /login)")
+    if chose not in ("api", "heuristic") and clis.get(chose, "not found") is not None:
+        return Check("summary", "warn", detail, f"install or upgrade {chose}, or choose another backend ([summary] backend in config.toml)")
+    return Check("summary", "ok", detail)
+
+
+def summary_backend(env: Mapping[str, str]) -> Check:
+    from .contexts.backends import choose
+
+    try:
+        cfg = config.load(env).summary
+    except SuperviseError as exc:
+        return Check("summary", "problem", exc.message, exc.hint)
+    clis = {}
+    for name in choose.CLIS:
+        exe = choose.executable(name, None, env)
+        if exe:
+            clis[name] = choose.probe(name, exe, env)
+    choice = choose.resolve(cfg, None, env)
+    return summary_verdict(cfg.backend, choice.backend, choice.why, clis)
 
 
 # -- Docker and Datasette --------------------------------------------------------------------------
@@ -375,7 +407,11 @@ def run_all(env: Mapping[str, str] | None = None) -> Iterator[Check]:
     for command in patterns.KNOWN_AGENTS:
         yield agent(command, sets, env)
     yield hook_script()
-    yield api(config.load(env).summary)
+    yield summary_backend(env)
+    try:
+        yield api(config.load(env).summary)
+    except SuperviseError:  # said by `summary`
+        pass
     yield from docker()
     yield datasette()
 

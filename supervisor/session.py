@@ -47,6 +47,7 @@ class RunOptions:
     emulator: str = "avt"
     pattern_files: list[str] = field(default_factory=list)
     inject: str = "auto"  # give the agent its context back after compaction / on resume: auto | type | off
+    summary_backend: str | None = None  # --summary-backend; None: the config's (it is not stored: resume takes its own)
 
     @property
     def stored(self) -> dict:
@@ -159,7 +160,9 @@ def run(
         hook_socket=hook_socket,
         resume_from=opts.parent_id,
     )
-    outbox, inbox, recorder = _start_recorder(config, env, sdir)
+    # The recorder loads its settings from its environment: a flag travels there.
+    recorder_env = {**env, "SUPERVISE_SUMMARY_BACKEND": opts.summary_backend} if opts.summary_backend else env
+    outbox, inbox, recorder = _start_recorder(config, recorder_env, sdir)
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
     try:
         program = _find_program(spawn_argv[0], child_env, opts.cwd)

@@ -156,6 +156,15 @@ def m007_search(db: sqlite_utils.Database) -> None:
     db["contexts"].enable_fts(["prompt"], create_triggers=True)
 
 
+@migrations()
+def m008_context_backend(db: sqlite_utils.Database) -> None:
+    # Who was asked for the context: api, claude (Claude Code on the user's login), or
+    # heuristic (nobody).
+    # `source` still says what the context is (model or heuristic): a claude call that hit
+    # a usage limit is backend claude, source heuristic, with the reason in `error`.
+    db["contexts"].add_column("backend", str)
+
+
 def _apply_migrations(db: sqlite_utils.Database) -> None:
     try:
         migrations.apply(db)

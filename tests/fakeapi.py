@@ -93,6 +93,17 @@ class Request:
     def has_tools(self) -> bool:
         return bool(self.body.get("tools"))
 
+    def tool(self, name: str) -> dict | None:
+        """The tool of that name the request offers the model, if any."""
+        return next((t for t in self.body.get("tools") or [] if t.get("name") == name), None)
+
+    @property
+    def has_tool_result(self) -> bool:
+        """Does the last user turn carry a tool's result (the model called one before)?"""
+        messages = self.body.get("messages") or []
+        content = messages[-1].get("content") if messages else None
+        return isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)
+
 
 Reply = dict[str, Any]
 Responder = Callable[[Request], Reply]
@@ -106,7 +117,35 @@ class Rule:
     used: int = 0
 
 
+# Claude Code carries out `-p --json-schema` as this tool, whose input_schema is the schema:
+# the model calls it with the object, is given its result, and ends with a short text.
+STRUCTURED_OUTPUT = "StructuredOutput"
+SAMPLE_CONTEXT = {
+    "original_request": "Fix the flaky test in tests/test_net.py",
+    "current_task": "Making the retry in src/net.py wait for the socket",
+    "completed_steps": ["Reproduced the TimeoutError"],
+    "pending_steps": ["Run the suite"],
+    "key_decisions": ["Retry with backoff instead of a longer timeout, because the server starts slowly"],
+    "relevant_files": ["src/net.py: the client", "tests/test_net.py: the flaky test"],
+    "errors_and_resolutions": ["TimeoutError in test_net.py: open"],
+}
+
+
+def structured(data: Any, usage: dict | None = None) -> Responder:
+    """Claude Code's structured-output turn: the StructuredOutput tool called with `data`,
+    then a short text once its result comes back."""
+
+    def reply(req: Request) -> Reply:
+        if req.has_tool_result:
+            return {"text": "Recorded.", "usage": {"input_tokens": 40, "output_tokens": 5}}
+        return {"tool_use": {"name": STRUCTURED_OUTPUT, "input": data}, **({"usage": usage} if usage else {})}
+
+    return reply
+
+
 def default_reply(req: Request) -> Reply:
+    if req.tool(STRUCTURED_OUTPUT):
+        return structured(SAMPLE_CONTEXT)(req)
     if req.is_compaction:
         return {
             "text": "<analysis>The user and assistant worked through a few turns.</analysis>\n"
@@ -122,7 +161,7 @@ def default_reply(req: Request) -> Reply:
 class FakeAnthropic(FakeServer):
     name = "fake Anthropic API"
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, model: str = "claude-sonnet-4-5"):
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, model: str = "claude-haiku-4-5"):
         self.model = model
         self.rules: list[Rule] = []
         self.default: Responder = default_reply

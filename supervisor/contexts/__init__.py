@@ -5,7 +5,10 @@
     digest      the session squeezed into a token budget: the request, the salient middle,
                 the latest activity
     redact      secrets masked before anything leaves the machine
-    summarizer  the cheap model fills the context through a tool call; a heuristic if not
+    summarizer  the dispatcher: asks the session's backend for the context, validates it,
+                asks once more if malformed, falls back to the heuristic with the reason
+    backends/   who fills it: the Anthropic API (api), an agent CLI headless on the user's
+                own login (headless, claude), and which one `auto` picks (choose)
     schema      the context's fields, their validation (plain text only) and the prompt
     pricing     what a summary cost
 """

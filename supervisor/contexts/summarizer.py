@@ -1,22 +1,25 @@
 """Turn a digest into a session context with a cheap model, or without one.
 
-The digest is redacted before it leaves the machine. The model fills the context through a
-forced tool call; its answer is validated, a malformed one is asked for once more, and any
-failure (no key, 401, 429/529 after the SDK's retries, 5xx, timeout, malformed twice) falls
-back to the heuristic summarizer, marked as such, with the reason kept.
+The dispatcher: the digest is redacted before it leaves the machine, the backend chosen for
+the session (backends/choose.py) is asked for the context, its answer is validated, a
+malformed one is asked for once more, and any failure (no key, no CLI, a refused login, a
+usage limit, 401, 429/529 after retries, 5xx, timeout, malformed twice) falls back to the
+heuristic summarizer, marked as such, with the reason and the backend kept. One deadline
+(`timeout`) covers the whole summary, asked twice or not.
 """
 
 from __future__ import annotations
 
 import json
-import threading
+import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..config import Summary
 from . import schema
+from .backends import Answer, Failed, api, choose, claude
 from .digest import Digest
-from .pricing import cost_usd
 from .redact import redact
 
 SYSTEM = (
@@ -38,6 +41,7 @@ class Result:
     output_tokens: int = 0
     cost_usd: float | None = None
     error: str | None = None
+    backend: str = "heuristic"  # who was asked: api | claude | ... | heuristic (none)
 
 
 def model_input(d: Digest, previous: dict | None) -> str:
@@ -48,159 +52,60 @@ def model_input(d: Digest, previous: dict | None) -> str:
     return redact("\n\n".join(parts))
 
 
-# The most an answer may weigh: 4096 output tokens of JSON are ~50 KB. A broken proxy that
-# sends more (a 200 MB body) is cut off here instead of filling the recorder's memory.
-MAX_ANSWER_BYTES = 4 << 20
-
-
-class Overdue(Exception):
-    """The model call went on past its deadline (a hung or trickling endpoint)."""
-
-
-def _httpx():
-    """The HTTP library the SDK speaks: anthropic 2.x brings httpx2, whose objects don't mix
-    with httpx's."""
-    try:
-        import httpx2
-
-        return httpx2
-    except ImportError:  # an older SDK
-        import httpx
-
-        return httpx
-
-
-def _client(cfg: Summary):
-    import anthropic
-
-    return anthropic.Anthropic(
-        api_key=cfg.api_key, auth_token=None if cfg.api_key else cfg.auth_token,
-        base_url=cfg.base_url, timeout=cfg.timeout, max_retries=cfg.max_retries,
-        http_client=anthropic.DefaultHttpxClient(transport=_capped_transport()),
-    )
-
-
-def _capped_transport():
-    """An HTTP transport whose responses stop at MAX_ANSWER_BYTES (built on the SDK's own
-    library, whose base classes it checks)."""
-    httpx = _httpx()
-
-    class Capped(httpx.SyncByteStream):
-        def __init__(self, inner, request):
-            self.inner, self.request = inner, request
-
-        def __iter__(self):
-            seen = 0
-            for chunk in self.inner:
-                seen += len(chunk)
-                if seen > MAX_ANSWER_BYTES:
-                    raise httpx.ReadError(f"answer larger than {MAX_ANSWER_BYTES >> 20} MB", request=self.request)
-                yield chunk
-
-        def close(self):
-            self.inner.close()
-
-    class Transport(httpx.HTTPTransport):
-        def handle_request(self, request):
-            response = super().handle_request(request)
-            response.stream = Capped(response.stream, request)
-            return response
-
-    return Transport()
-
-
-def _within(deadline: float, client, call):
-    """`call()` in a thread of its own, given at most `deadline` seconds in all, retries
-    included: the SDK's timeout is between two bytes, and an endpoint that trickles one byte
-    a second never reaches it. Past the deadline the call is left to its thread (a daemon),
-    its connections closed, and Overdue raised."""
-    box: dict = {}
-
-    def run():
-        try:
-            box["value"] = call()
-        except BaseException as exc:  # handed to the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=run, name="supervise-model-call", daemon=True)
-    worker.start()
-    worker.join(deadline)
-    if worker.is_alive():
-        try:
-            client.close()
-        except Exception:
-            pass
-        raise Overdue()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
 def count_tokens(d: Digest, previous: dict | None, cfg: Summary) -> int | None:
-    """The API's count of what a summary would send, or None (no key, no endpoint, error)."""
-    if not cfg.has_key:
+    """The API's count of what a summary would send, or None (no key, or the API is not the
+    backend: a login's token is never sent by supervise itself)."""
+    if cfg.backend not in ("auto", "api"):
         return None
-    client = _client(cfg)
-    try:
-        counted = _within(cfg.timeout, client, lambda: client.messages.count_tokens(
-            model=cfg.model, system=SYSTEM, tools=[schema.TOOL],
-            messages=[{"role": "user", "content": model_input(d, previous)}],
-        ))
-        return int(counted.input_tokens)
-    except Exception:  # an estimate will do
-        return None
+    return api.count_tokens(model_input(d, previous), SYSTEM, cfg)
 
 
-def summarize(d: Digest, previous: dict | None, cfg: Summary) -> Result:
-    if not cfg.has_key:
-        return _fallback(d, previous, "no API key (set ANTHROPIC_API_KEY or SUPERVISE_SUMMARY_API_KEY)")
-    import anthropic
-
-    client = _client(cfg)
+def summarize(d: Digest, previous: dict | None, cfg: Summary, session: Mapping | None = None,
+              env: Mapping[str, str] | None = None) -> Result:
+    """The context of `d` (and `previous`), by the backend `cfg` names for `session` (the
+    session row: its agent and the program it ran); the heuristic's, with the reason, when
+    the backend gives none."""
+    env = os.environ if env is None else env
+    choice = choose.resolve(cfg, session, env)
+    if choice.backend == "heuristic" or (choice.backend in choose.CLIS and not choice.executable):
+        return _fallback(d, previous, choice.why, backend=choice.backend)
     text = model_input(d, previous)
-    used_in = used_out = 0
-    problem = "no answer"
     ends = time.monotonic() + cfg.timeout  # one deadline for the whole summary, asked twice or not
+    spent = Answer(None, cfg.model)
+    problem = "no answer"
     for attempt in range(2):  # a malformed answer is asked for once more
         try:
-            response = _within(ends - time.monotonic(), client, lambda: client.messages.create(
-                model=cfg.model,
-                max_tokens=4096,
-                system=SYSTEM,
-                tools=[schema.TOOL],
-                tool_choice={"type": "tool", "name": schema.TOOL["name"]},
-                messages=[{"role": "user", "content": text}],
-            ))
-        except (Overdue, anthropic.APITimeoutError):
-            return _fallback(d, previous, f"model call timed out after {cfg.timeout:g}s", used_in, used_out, cfg.model)
-        except anthropic.APIStatusError as exc:
-            return _fallback(d, previous, f"model call failed: {exc.status_code} {_message(exc)}", used_in, used_out, cfg.model)
-        except anthropic.APIError as exc:
-            return _fallback(d, previous, f"model call failed: {exc}", used_in, used_out, cfg.model)
-        except ValueError as exc:  # a 200 whose body is not JSON (a proxy's error page)
-            return _fallback(d, previous, f"model call failed: unreadable answer ({exc})", used_in, used_out, cfg.model)
-        usage = getattr(response, "usage", None)
-        used_in += getattr(usage, "input_tokens", 0) or 0
-        used_out += getattr(usage, "output_tokens", 0) or 0
-        block = next((b for b in response.content if getattr(b, "type", None) == "tool_use"), None)
+            answer = _ask(choice, text, cfg, ends, env)
+        except Failed as exc:
+            return _fallback(d, previous, str(exc), spent, choice.backend)
+        spent = _add(spent, answer)
         try:
-            if block is None:
-                raise schema.Malformed("no tool call in the answer")
-            context = schema.validate(block.input)
+            if answer.data is None:
+                raise schema.Malformed(answer.missing)
+            context = schema.validate(answer.data)
         except schema.Malformed as exc:
             problem = f"malformed answer ({exc})"
             continue
-        return Result(context, "model", cfg.model, used_in, used_out, cost_usd(cfg.model, used_in, used_out))
-    return _fallback(d, previous, problem + ", twice", used_in, used_out, cfg.model)
+        return Result(context, "model", spent.model, spent.input_tokens, spent.output_tokens, spent.cost_usd, None, choice.backend)
+    return _fallback(d, previous, problem + ", twice", spent, choice.backend)
 
 
-def _message(exc) -> str:
-    try:
-        return exc.body["error"]["message"]
-    except (TypeError, KeyError):
-        return str(exc)
+def _ask(choice: choose.Choice, text: str, cfg: Summary, ends: float, env: Mapping[str, str]) -> Answer:
+    if choice.backend == "api":
+        return api.ask(text, SYSTEM, cfg, ends)
+    if choice.backend == "claude":
+        return claude.ask(text, SYSTEM, cfg, ends, choice.executable, env)
+    raise Failed(f"no summary backend {choice.backend}")
 
 
-def _fallback(d: Digest, previous: dict | None, error: str, used_in: int = 0, used_out: int = 0, model: str | None = None) -> Result:
-    cost = cost_usd(model, used_in, used_out) if model and (used_in or used_out) else None
-    return Result(schema.heuristic(d, previous), "heuristic", model, used_in, used_out, cost, error)
+def _add(spent: Answer, answer: Answer) -> Answer:
+    """What two attempts used, together."""
+    cost = None if spent.cost_usd is None and answer.cost_usd is None else (spent.cost_usd or 0.0) + (answer.cost_usd or 0.0)
+    return Answer(None, answer.model or spent.model, spent.input_tokens + answer.input_tokens,
+                  spent.output_tokens + answer.output_tokens, cost)
+
+
+def _fallback(d: Digest, previous: dict | None, error: str, spent: Answer | None = None, backend: str = "heuristic") -> Result:
+    spent = spent or Answer(None, None)
+    return Result(schema.heuristic(d, previous), "heuristic", spent.model, spent.input_tokens, spent.output_tokens,
+                  spent.cost_usd if (spent.input_tokens or spent.output_tokens) else None, error, backend)
