@@ -31,6 +31,9 @@ class Emulator(Protocol):
     def screen_lines(self) -> list[str]:
         """The visible screen as logical lines: soft-wrapped rows joined."""
 
+    def screen_lines_at(self) -> list[tuple[int, str]]:
+        """The same, each with the row it starts on."""
+
 
 class AvtEmulator:
     name = "avt"
@@ -69,17 +72,22 @@ class AvtEmulator:
         return [text.rstrip()] if text is not None else []
 
     def screen_lines(self) -> list[str]:
+        return [text for _, text in self.screen_lines_at()]
+
+    def screen_lines_at(self) -> list[tuple[int, str]]:
         from avt._avt.util import TextUnwrapper
 
         unwrapper = TextUnwrapper()
         out = []
-        for line in self._vt.view():
+        start = 0
+        for row, line in enumerate(self._vt.view()):
             text = unwrapper.push(line)
             if text is not None:
-                out.append(text.rstrip())
+                out.append((start, text.rstrip()))
+                start = row + 1
         last = unwrapper.flush()
         if last is not None:
-            out.append(last.rstrip())
+            out.append((start, last.rstrip()))
         return out
 
 
@@ -131,6 +139,9 @@ class PyteEmulator:
 
     def screen_lines(self) -> list[str]:
         return [self.row(i) for i in range(self.rows)]
+
+    def screen_lines_at(self) -> list[tuple[int, str]]:
+        return list(enumerate(self.screen_lines()))
 
 
 def _render(line, columns: int) -> str:

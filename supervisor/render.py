@@ -32,6 +32,8 @@ from .textlog import TextLog
 
 _STOP = object()
 _SPILL = object()  # what follows is read back from the recording, from this byte offset
+_SCREEN = object()  # the screen as logical lines is wanted (payload: a Snapshot)
+SNAPSHOT_WAIT = 2.0  # seconds a context round waits for it before taking the rows as they were
 # Under a flood, rendering waits until nothing has been written for this long.
 QUIET = 0.2
 # Text waiting to be rendered. Past this, output is left in the recording and read back
@@ -43,6 +45,14 @@ CATCH_UP = 256 << 10
 # what a rendered frame means for the rest: (t, screen rows, detector)
 OnFrame = Callable[[float, list[str], Detector], None]
 Emit = Callable[[str, float, dict, str], object]
+
+
+class Snapshot:
+    """The screen, handed from the render thread to the one that asked."""
+
+    def __init__(self) -> None:
+        self.ready = threading.Event()
+        self.lines: list[str] = []
 
 
 class Renderer:
@@ -89,6 +99,13 @@ class Renderer:
         return self.detector.patterns
 
     def screen(self) -> list[str]:
+        """The screen as logical lines (soft-wrapped rows joined: a message typed past the
+        window's width is one line), once everything queued before is rendered; from
+        another thread. Far behind (a flood) it answers with the rows as they last were."""
+        snapshot = Snapshot()
+        self._queue.put((_SCREEN, 0.0, snapshot))
+        if snapshot.ready.wait(SNAPSHOT_WAIT):
+            return snapshot.lines
         return [row.text for row in list(self.textlog.rows)]
 
     # -- the main thread's side -----------------------------------------------------------------
@@ -223,6 +240,9 @@ class Renderer:
                 self._write_log(self.textlog.resize(t, *payload).logged)
             elif code is _SPILL:
                 self._catch_up(payload)
+            elif code is _SCREEN:
+                payload.lines = self.textlog.screen_lines()
+                payload.ready.set()
             elif code is _STOP:
                 stop = True
         if pending:

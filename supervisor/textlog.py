@@ -10,6 +10,11 @@ what they showed before, and a row's old text goes to the log when it leaves the
   not moved elsewhere on the screen or just been logged;
 - still on screen when the stream ends: the final screen.
 
+A replaced line is written where it stood, not when it left: a status line redrawn in place
+("✻ Compacting conversation…") under lines still on screen waits until the lines above it
+are written (they scroll off) or are newer than it, so the log reads in the order a person
+saw it. What waits is part of `screen_lines()`, where a reader of the live log finds it.
+
 Pure logic over an `Emulator`; no I/O. Callers write what `feed` returns.
 """
 
@@ -58,6 +63,18 @@ class Row:
 
 
 @dataclass
+class Held:
+    """A replaced line waiting for the lines above it: it goes just before row `anchor`."""
+
+    anchor: int
+    text: str
+    since: float
+
+
+HELD_MAX = 256  # lines waiting at most; past it the oldest is written (a header that never leaves)
+
+
+@dataclass
 class Frame:
     """What one chunk of output produced."""
 
@@ -74,6 +91,7 @@ class TextLog:
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._memory = memory
         self._primary: list[Row] | None = None  # the primary screen's rows while on the alternate one
+        self._held: list[Held] = []  # replaced lines waiting for the lines above them, top to bottom
 
     def feed(self, t: float, text: str) -> Frame:
         frame = Frame()
@@ -83,11 +101,13 @@ class TextLog:
             self._switch(t, switch.group(0), entering=switch.group(1) == "h", frame=frame)
             start = switch.end()
         self._feed(t, text[start:] if start else text, frame)
+        self._release(frame)
         return frame
 
     def _switch(self, t: float, sequence: str, entering: bool, frame: Frame) -> None:
         """The primary screen is not gone while an alternate-screen program runs: keep its
         rows aside and put them back after, so it is neither logged early nor twice."""
+        self._release(frame, everything=True)  # anchored to rows that are about to change meaning
         if entering and self._primary is None:
             self._primary = self.rows
             self.emu.feed(sequence)
@@ -116,7 +136,10 @@ class TextLog:
 
     def _feed_slice(self, t: float, text: str, frame: Frame) -> None:
         changed, scrolled_rows, scrolled_lines = self.emu.feed(text)
-        frame.logged.extend(scrolled_lines)
+        if self._held and scrolled_rows:
+            self._scrolled(scrolled_rows, scrolled_lines, frame)
+        else:
+            frame.logged.extend(scrolled_lines)
         if scrolled_lines:
             # Lines that scrolled past within this chunk without ever being on our snapshot of
             # the screen (a burst of output) still appeared: the detector must see them.
@@ -145,7 +168,7 @@ class TextLog:
                 if visible is None:
                     visible = {self._row(r) for r in range(len(self.rows))}
                 if old.text not in visible and old.text not in self._recent:
-                    frame.logged.append(old.text)
+                    self._hold(Held(i, old.text, old.since))
                     self._remember(old.text)
             # A line updating itself (spinner, counter, typing) has been up since its first
             # version: when something else finally replaces it, its last version is logged.
@@ -166,8 +189,57 @@ class TextLog:
         if len(self._recent) > self._memory:
             self._recent.popitem(last=False)
 
+    # -- replaced lines, in their place --------------------------------------------------------
+
+    def _hold(self, item: Held) -> None:
+        at = len(self._held)
+        while at and self._held[at - 1].anchor > item.anchor:
+            at -= 1
+        self._held.insert(at, item)
+
+    def _release(self, frame: Frame, everything: bool = False) -> None:
+        """Write the waiting lines whose rows above hold nothing older (top first; one that
+        must wait keeps those below it waiting too)."""
+        while self._held:
+            item = self._held[0]
+            if not (everything or len(self._held) > HELD_MAX or self._clear_above(item)):
+                break
+            frame.logged.append(self._held.pop(0).text)
+
+    def _clear_above(self, item: Held) -> bool:
+        return all(not row.text.strip() or row.since >= item.since for row in self.rows[: item.anchor])
+
+    def _scrolled(self, count: int, lines: list[str], frame: Frame) -> None:
+        """`count` rows scrolled off the top as `lines`: a waiting line anchored among them is
+        written before the line of its row (exact when no line among them was wrapped)."""
+        for j, line in enumerate(lines):
+            while self._held and self._held[0].anchor <= j:
+                frame.logged.append(self._held.pop(0).text)
+            frame.logged.append(line)
+        while self._held and self._held[0].anchor < count:
+            frame.logged.append(self._held.pop(0).text)
+        for item in self._held:
+            item.anchor -= count
+
+    def screen_lines(self) -> list[str]:
+        """The screen as logical lines (soft-wrapped rows joined), with the replaced lines that
+        wait in their place: what is not yet in the log."""
+        lines = [(row, line.replace("\xa0", " ")) for row, line in self.emu.screen_lines_at()]
+        if not self._held:
+            return [line for _, line in lines]
+        out, i = [], 0
+        for row, line in lines:
+            while i < len(self._held) and self._held[i].anchor <= row:
+                out.append(self._held[i].text)
+                i += 1
+            out.append(line)
+        out.extend(item.text for item in self._held[i:])
+        return out
+
     def resize(self, t: float, cols: int, rows: int) -> Frame:
-        frame = Frame(logged=self.emu.resize(cols, rows))
+        frame = Frame()
+        self._release(frame, everything=True)  # the rows reflow: anchors lose their meaning
+        frame.logged.extend(self.emu.resize(cols, rows))
         old = {r.text: r.since for r in self.rows}
         self.rows = [Row(text, old.get(text, t)) for text in (self._row(i) for i in range(rows))]
         return frame
@@ -175,7 +247,8 @@ class TextLog:
     def finish(self) -> list[str]:
         """The final screen (trailing blank rows dropped), after anything held back."""
         lines = self.emu.flush()
-        screen = [line.replace("\xa0", " ") for line in self.emu.screen_lines()]
+        screen = self.screen_lines()
+        self._held = []
         while screen and not screen[-1].strip():
             screen.pop()
         return lines + screen
