@@ -1,9 +1,11 @@
 """The agent of `supervise demo`: a scripted stand-in for a coding agent that works, compacts
 (and so forgets), and then carries on from the session context supervise gives it back.
-Nothing real is run; it only prints what an agent would, at a human pace."""
+Nothing real is run; it only prints what an agent would, at a human pace. With --more it
+then takes the user's turns until /exit: each line is worked on, /compact compacts again."""
 
 from __future__ import annotations
 
+import os
 import re
 import select
 import sys
@@ -13,6 +15,7 @@ REQUEST = "add a --json flag to the report command"
 WAIT = 30.0  # seconds to wait for the context after compacting
 
 BOLD, DIM, CYAN, RESET = "\x1b[1m", "\x1b[2m", "\x1b[36m", "\x1b[0m"
+_pending = b""  # typed, not yet read as a line
 
 
 def say(text: str = "", pause: float = 0.35) -> None:
@@ -25,29 +28,87 @@ def caption(text: str) -> None:
     say(f"{CYAN}── {text} ──{RESET}", 0.6)
 
 
-def read_context(wait: float) -> str:
-    """The next line that holds the context, read straight from the terminal (an end of
+def prompt() -> None:
+    sys.stdout.write("demo› ")
+    sys.stdout.flush()
+
+
+def busy(what: str, seconds: float) -> None:
+    """A busy line, as agents draw it, erased when done."""
+    sys.stdout.write(f"✻ {what}… {DIM}(esc to interrupt){RESET}")
+    sys.stdout.flush()
+    time.sleep(seconds)
+    sys.stdout.write("\x1b[2K\r")
+
+
+def read_line(wait: float, wanted: str = "") -> str:
+    """The next line typed that holds `wanted`, read straight from the terminal (an end of
     input, such as the ^D a supervisor passes on when its own stdin is not a terminal, is
     not an answer: keep waiting), or "" after `wait` seconds."""
-    import os
-
+    global _pending
     deadline = time.monotonic() + wait
-    pending = b""
-    while time.monotonic() < deadline:
+    while True:
+        while b"\n" in _pending:
+            line, _pending = _pending.split(b"\n", 1)
+            text = line.decode("utf-8", errors="replace").rstrip("\r")
+            if wanted in text:
+                return text
         ready, _, _ = select.select([0], [], [], max(0.0, deadline - time.monotonic()))
         if not ready:
-            break
+            return ""
         data = os.read(0, 65536)
         if not data:
             time.sleep(0.05)
             continue
-        pending += data
-        while b"\n" in pending:
-            line, pending = pending.split(b"\n", 1)
-            text = line.decode("utf-8", errors="replace")
-            if "[supervise]" in text:
-                return text
-    return ""
+        _pending += data
+
+
+def compact() -> None:
+    busy("Compacting conversation", 1.5)
+    say("✻ Conversation compacted")
+    say("  (the agent now remembers nothing of the above)", 0.5)
+
+
+def context_back() -> str:
+    """At the prompt, the context supervise types back ("" if none came)."""
+    prompt()
+    line = read_line(WAIT, "[supervise]")
+    if not line:
+        say("demo: no context arrived; I cannot carry on.")
+    return line
+
+
+def carry_on(context: str) -> None:
+    """What the agent learnt from the context it was given."""
+    busy("Reading it", 0.8)
+    files = sorted(set(re.findall(r"(?:src|tests)/[\w./]+\.py", context)))
+    request = re.search(r"Original request \(verbatim\): (.+?) (?:Latest request|Current task)", context)
+    say(f"demo: my task: {request.group(1) if request else '(not in the context)'}")
+    say(f"demo: files I had touched: {', '.join(files) or '(none in the context)'}")
+    if "KeyError" in context:
+        say("demo: the KeyError in src/report.py was already fixed: not doing it again")
+
+
+def conversation() -> int:
+    """The user's turns until /exit: a line is worked on (an edit to each file it names,
+    then the tests), /compact compacts and takes the context back."""
+    while True:
+        prompt()
+        line = read_line(600).strip()
+        if line in ("", "/exit"):
+            return 0
+        if line == "/compact":
+            compact()
+            context = context_back()
+            if not context:
+                return 1
+            carry_on(context)
+            continue
+        busy("Working", 0.3)
+        for path in re.findall(r"[\w/]+\.py", line) or ["src/report.py"]:
+            say(f"● Edit {path}: {line}", 0.1)
+        say("● Bash(pytest -q)", 0.1)
+        say("  ⎿ all tests passed", 0.1)
 
 
 def main() -> int:
@@ -66,34 +127,19 @@ def main() -> int:
     ):
         say(line, 0.45)
     caption("the agent's context is full: it compacts, and its memory of the work is gone")
-    sys.stdout.write(f"✻ Compacting conversation… {DIM}(esc to interrupt){RESET}")  # a busy line, as agents draw it
-    sys.stdout.flush()
-    time.sleep(1.5)
-    say("\x1b[2K\r✻ Conversation compacted")
-    say("  (the agent now remembers nothing of the above)", 0.5)
+    compact()
     caption("supervise saw the compaction and summarized the session; it types the context back at the prompt")
-    sys.stdout.write("demo› ")
-    sys.stdout.flush()
-    line = read_context(WAIT)
-    if "[supervise]" not in line:
-        say("demo: no context arrived; I cannot carry on.")
+    context = context_back()
+    if not context:
         return 1
-    sys.stdout.write(f"✻ Reading it… {DIM}(esc to interrupt){RESET}")  # busy, as agents are once a turn is sent
-    sys.stdout.flush()
-    time.sleep(0.8)
-    say("\x1b[2K\r", 0)
     caption("the agent got its context back and carries on with what it had lost")
-    files = sorted(set(re.findall(r"(?:src|tests)/[\w./]+\.py", line)))
-    request = re.search(r"Original request \(verbatim\): (.+?) Current task", line)
-    say(f"demo: my task: {request.group(1) if request else '(not in the context)'}")
-    say(f"demo: files I had touched: {', '.join(files) or '(none in the context)'}")
-    if "KeyError" in line:
-        say("demo: the KeyError in src/report.py was already fixed: not doing it again")
+    carry_on(context)
     say("● Bash(pytest tests/test_report_json.py)")
     say("  ⎿ 2 passed", 0.5)
     say(f"{BOLD}demo: done: --json added and tested.{RESET}")
-    sys.stdout.write("demo› ")  # idle again, a moment, as an agent waiting for the next turn
-    sys.stdout.flush()
+    if "--more" in sys.argv[1:]:
+        return conversation()
+    prompt()  # idle again, a moment, as an agent waiting for the next turn
     time.sleep(1.0)
     say("")
     return 0

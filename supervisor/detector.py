@@ -16,7 +16,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from . import saferegex
+from . import echoes, saferegex
 from .patterns import STATE_KINDS, Pattern, PatternSet
 from .textlog import is_update, shape
 
@@ -55,6 +55,16 @@ class Detector:
         self.idle = False
         self.busy = False  # a busy line ("esc to interrupt") is on screen
         self._context_bucket: int | None = None  # the last context_low fired, in steps of 5%
+        # What supervise gave the agent: its echo on screen (it says "compacted") is no detection.
+        # Replaced whole, never changed in place: another thread hands new texts in.
+        self.given = echoes.Given.of([])
+        self._given_texts: tuple[tuple[str, str], ...] = ()
+
+    def add_given(self, text: str, quoted: str = "") -> None:
+        """Supervise gave the agent `text` (quoting the session's words `quoted`): its
+        echoes are not the agent's."""
+        self._given_texts = (*self._given_texts[-(echoes.GIVEN_MAX - 1):], (text, quoted))
+        self.given = echoes.Given.of(self._given_texts)
 
     def set_patterns(self, patterns: PatternSet | None) -> None:
         self.patterns = patterns
@@ -65,7 +75,10 @@ class Detector:
         if self.patterns is None:
             return []
         found = []
+        given = self.given
         for row, text in self._candidates(appeared):
+            if given and given.ours(text):
+                continue
             matched = False
             for pattern in self.patterns.patterns:
                 m = pattern.regex.search(text)
@@ -98,7 +111,7 @@ class Detector:
                         continue
                 self._active[key] = Sighting(pattern, t, max(shown, 1), True)
                 found.append(Detection(pattern.event, t, text.strip(), pattern.qualified, row, values))
-            if not matched and self.unrecognized and LOOKS_RELATED.search(text):
+            if not matched and self.unrecognized and LOOKS_RELATED.search(text) and not given.echo_line(text):
                 found.extend(self._unrecognized(t, row, text))
         if self._active:
             self._expire(t, screen)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from . import asciicast, channel, config, emulator as emulators, logindex, paths, transcript
 from .channel import Compacted, Error, Injected, Message, Modes, Done, Note
+from .contexts.schema import quoted
 from .events import EventSink
 from .giveback import GiveBack
 from .keeper import ContextKeeper, Session as KeeperSession
@@ -150,6 +151,7 @@ class Recorder:
             self._send(Compacted())
 
     def _context_made(self, row: dict, session_id: str) -> None:
+        self.renderer.detector.add_given(row["prompt"], quoted(row["context"]))
         if self.giveback is not None:
             self.giveback.on_context(row, session_id)
 

@@ -335,6 +335,11 @@ class Store:
     def contexts(self, session_id: str) -> list[dict]:
         return [_decode_context(r) for r in self.db.query("select * from contexts where session_id = ? order by round", [session_id])]
 
+    def prompts(self, session_id: str, last: int) -> list[tuple[str, dict]]:
+        """(prompt, context) of the session's latest `last` rounds, oldest first."""
+        rows = self.db.execute("select prompt, context from contexts where session_id = ? order by round desc limit ?", [session_id, last]).fetchall()
+        return [(prompt, json.loads(context) if context else {}) for prompt, context in reversed(rows)]
+
     def events(self, session_id: str) -> list[dict]:
         out = []
         for row in self.db["events"].rows_where("session_id = ?", [session_id], order_by="offset, id"):

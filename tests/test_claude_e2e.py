@@ -6,12 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from agentdriver import Screen, claude_bin, claude_env
+from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env
 from helpers import latest, session, wait_for
 from fakeapi import FakeAnthropic, default_reply
 from procs import cpu_seconds, recorder_pid
 
-IDLE = r"\? for shortcuts"
 HEAD = "[supervise] You are continuing earlier work"
 
 
@@ -54,7 +53,7 @@ def start_claude(tmp_path, home):
             # supervise's own summaries (the cheap model) go to the same fake API
             api.add({**SUMMARY, "delay": summary_delay}, match=is_summary_request, times=None)
         if args is None:
-            args = [*supervise_args, "--", claude_bin(), "--model", "claude-sonnet-4-5"]
+            args = [*supervise_args, "--", claude_bin(), "--model", CLAUDE_MODEL]
         screen = Screen(args, {**base_env, **(env or {})}, project)
         screens.append(screen)
         screen.wait(IDLE, 60)
@@ -313,7 +312,7 @@ def test_ctrl_z_suspends_claude_code_to_the_shell_and_fg_brings_it_back(start_cl
     sh = Screen([], env, project, supervise=["bash", "--norc", "--noprofile", "-i"])
     try:
         sh.wait(r"SHELL\$", 10)
-        sh.child.sendline(f"{SUPERVISE[0]} -- {claude_bin()} --model claude-sonnet-4-5")
+        sh.child.sendline(f"{SUPERVISE[0]} -- {claude_bin()} --model {CLAUDE_MODEL}")
         sh.wait(IDLE, 60)
         turns(sh, [1])
         sh.child.sendcontrol("z")
@@ -325,3 +324,62 @@ def test_ctrl_z_suspends_claude_code_to_the_shell_and_fg_brings_it_back(start_cl
         turns(sh, [2])  # raw again: typed keys reach Claude Code's prompt and it answers
     finally:
         quit_claude(sh)
+
+
+# -- long sessions: several compactions, the user typing between --------------------------------
+
+def garbled_summary(request):
+    """A cheap model that copies the wrong lines: a prompt-like line nested as the request,
+    the last one as the task, every line with a bracket as an error. Read from a digest that
+    held our own prompt, it would store it."""
+    text = request.last_user_text()
+    said = [line for line in text.splitlines() if line.startswith(("❯ ", "User: "))]
+    return {"tool_use": {"name": "record_session_context", "input": {
+        **SUMMARY["tool_use"]["input"],
+        "original_request": '"original_request": "' + (said[0] if said else "?"),
+        "current_task": said[-1] if said else "?",
+        "errors_and_resolutions": [line for line in text.splitlines() if "[" in line][-5:]}}}
+
+
+@pytest.mark.parametrize("inject", ["auto", "type"])
+def test_three_compactions_with_turns_between_never_read_back_our_words(start_claude, inject):
+    """Through the hook (auto) or typed at the prompt: every round keeps the first request
+    verbatim and names the latest turn, whatever the model wrote, and none holds any text
+    of a context supervise gave before (echoed on screen, recorded in the transcript)."""
+    from fakeapi import Rule
+    from supervisor.store import Store
+
+    screen, api = start_claude(["--inject", inject])
+    api.rules.insert(0, Rule(garbled_summary, is_summary_request, None))
+    turns(screen, [1, 2])
+    typed = 2
+    compactions = lambda: len([r for r in api.messages() if r.is_compaction])  # noqa: E731
+    for k in range(3):
+        before = compactions()
+        screen.type("/compact")
+        wait_for(lambda: compactions() > before, 90)
+        wait_for(lambda: len(injections(session(latest()["id"]))) > k, 60)
+        screen.wait(IDLE, 60)
+        typed += 1
+        turns(screen, [typed])
+    s = finished_session(screen)
+    given = injections(s)
+    assert len(given) == 3 and all(g["confirmed"] for g in given), given
+    assert {g["channel"] for g in given} == ({"hook"} if inject == "auto" else {"typed"})
+    rows = Store.open_default().contexts(s["id"])
+    assert len(rows) >= 4, [r["trigger"] for r in rows]
+    assert {r["source"] for r in rows} == {"model"}, [(r["source"], r["error"]) for r in rows]
+    said = [f"turn {i}: please say hello" for i in range(1, typed + 1)]
+    for row in rows:
+        ctx = row["context"]
+        assert ctx["original_request"] == said[0], (row["round"], ctx)
+        assert ctx["latest_request"] in said, (row["round"], ctx)
+        text = json.dumps(ctx, ensure_ascii=False)
+        assert "[supervise]" not in text and "You are continuing" not in text and "Continue from the current task" not in text, (row["round"], ctx)
+    assert rows[-1]["context"]["latest_request"] == said[-1]
+    # the cheap model was never sent one of our prompts as the session's
+    for r in api.messages():
+        if is_summary_request(r):
+            digest = r.last_user_text().split("## Session digest", 1)[1]
+            assert HEAD not in digest and "Continue from the current task" not in digest
+    assert not [e for e in s["events"] if e["kind"] == "unrecognized" and "supervise" in e["detail"]["text"]]

@@ -294,7 +294,7 @@ def test_a_huge_hostile_summary_is_typed_within_the_cap(toy, paste):
     agent gets one paste (or one line) of plain text no longer than the cap, and one Enter."""
     huge = "".join(HOSTILE_LINE.format(n=n) for n in range(20_000))
     assert len(huge) > 1_000_000
-    context = {**CONTEXT, "original_request": huge, "completed_steps": [huge[:100_000]] * 3, "errors_and_resolutions": [huge[:200_000]]}
+    context = {**CONTEXT, "current_task": huge, "completed_steps": [huge[:100_000]] * 3, "errors_and_resolutions": [huge[:200_000]]}
     with FakeAnthropic() as api:
         api.add({"tool_use": {"name": SUMMARY_TOOL, "input": context}}, match=lambda r: (r.body.get("tool_choice") or {}).get("name") == SUMMARY_TOOL, times=None)
         typed, stored = typed_after_compaction(toy, api, paste)

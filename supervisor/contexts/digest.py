@@ -68,6 +68,7 @@ class Digest:
     files: list[str] = field(default_factory=list)
     counts: dict = field(default_factory=dict)  # lines kept per category
     user_turns: list[str] = field(default_factory=list)  # what the user typed, as the agent's patterns read it
+    latest_request: str = ""  # the user's last message in this text (not a slash command)
 
 
 def _clip(text: str, tokens: int) -> str:
@@ -86,11 +87,9 @@ def original_request(text: str, transcript: list[dict] | None = None, turns: lis
     """The first thing the user asked: from the transcript if we have it, else the first of
     the user's messages the agent's patterns found, else the first prompt-like line of the
     log and the lines that continue it (an agent we have no user_input pattern for)."""
-    for record in transcript or []:
-        if record.get("type") == "user" and not record.get("isMeta") and not record.get("isCompactSummary"):
-            said = user_text(record).strip()
-            if said:
-                return said
+    said = user_messages(transcript or [])
+    if said:
+        return said[0]
     if turns:
         return userturns.original_request(turns)
     m = SALIENT.search(text[:2_000_000])
@@ -106,6 +105,31 @@ def original_request(text: str, transcript: list[dict] | None = None, turns: lis
     return "\n".join(lines)
 
 
+# What Claude Code records as a user turn but the user did not type as a request: a slash
+# command and its output ("<command-name>/compact</command-name>", "<local-command-stdout>").
+_COMMAND = re.compile(r"^\s*<(?:command-name|command-message|command-args|local-command-std\w+)>")
+
+
+def user_messages(records: Iterable[dict]) -> list[str]:
+    """What the user typed, from Claude Code's transcript, in order: not its meta records
+    (hook output, reminders), compaction summaries, tool results or slash commands."""
+    out = []
+    for record in records:
+        if record.get("type") != "user" or record.get("isMeta") or record.get("isCompactSummary"):
+            continue
+        said = user_text(record).strip()
+        if said and not _COMMAND.match(said) and not said.startswith("/"):
+            out.append(said)
+    return out
+
+
+def latest_request(transcript: list[dict] | None, turns: list[str]) -> str:
+    """The user's last message: from the transcript if it has one, else the last of the
+    user's messages the agent's patterns found that is not an agent command."""
+    said = user_messages(transcript or []) or [t for t in turns if not t.startswith("/")]
+    return said[-1] if said else ""
+
+
 def transcript_lines(records: Iterable[dict]) -> list[str]:
     """Claude Code's transcript as log lines: the messages, and each tool call in one line."""
     out = []
@@ -113,7 +137,7 @@ def transcript_lines(records: Iterable[dict]) -> list[str]:
         message = r.get("message") or {}
         content = message.get("content")
         role = message.get("role") or r.get("type")
-        if r.get("isCompactSummary") or r.get("type") not in ("user", "assistant"):
+        if r.get("isCompactSummary") or r.get("isMeta") or r.get("type") not in ("user", "assistant"):
             continue
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
         for b in blocks:
@@ -169,7 +193,7 @@ def build(
         parts.append("## Earlier in the session (selected lines, in order)\n" + "\n".join(salient))
     parts.append("## Most recent activity\n" + "\n".join(recent_lines))
     out = "\n\n".join(parts)
-    return Digest(out, estimate_tokens(out), request, files, counts, turns)
+    return Digest(out, estimate_tokens(out), request, files, counts, turns, latest_request(transcript, turns))
 
 
 def _recent(text: str, budget: int) -> tuple[list[str], int]:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from .. import patterns, transcript
+from .. import echoes, patterns, transcript
 from ..config import Settings, Summary
 from ..errors import SuperviseError
 from ..export import text_lines
@@ -128,6 +128,11 @@ def make(
     # that spans lines (a key) could lose the line its rule starts from; and the heuristic
     # context, made without a model, is typed into the agent.
     text, records = redact(text), redact_data(records)
+    # What supervise itself gave the agent is not the session's: its echoes are neither the
+    # user's words, nor the agent's output, nor errors or files to carry on.
+    given = echoes.Given.of(given_texts(store, session))
+    text = echoes.strip(text, given)
+    records = [r for r in records if not (r.get("type") == "user" and echoes.is_echo_text(transcript.user_text(r), given))]
     if pattern_set is None:
         pattern_set = session_patterns(session, env)
     known = (previous or {}).get("original_request", "")
@@ -141,24 +146,35 @@ def make(
     if counted and counted > cfg.budget:
         d = build(max(1000, int(cfg.budget * d.tokens / counted * 0.95)))
         counted = summarizer.count_tokens(d, previous, cfg) or counted
-    result = summarizer.summarize(d, previous, cfg)
+    result = summarizer.summarize(d, previous, cfg, session, env)
+    # The user's words as read, whatever the model wrote: the first request and the latest.
+    context = schema.with_user_words(result.context, d.original_request, d.latest_request or (previous or {}).get("latest_request", ""))
     # The round is decided once, where the row is written: the prompt names the same round.
     return store.add_context(
         session["id"],
-        lambda round_no: schema.render(result.context, round_no, settings.template),
+        lambda round_no: schema.render(context, round_no, settings.template),
         trigger=trigger,
         source=result.source,
+        backend=result.backend,
         model=result.model,
         error=result.error,
         digest_tokens=counted or d.tokens,
         input_tokens=result.input_tokens,
         output_tokens=result.output_tokens,
         cost_usd=result.cost_usd,
-        context=result.context,
+        context=context,
         log_offset=log_end,
         transcript_offset=transcript_end,
         duration_ms=round((time.monotonic() - began) * 1000),
     )
+
+
+def given_texts(store: Store, session: dict) -> list[tuple[str, str]]:
+    """What supervise may have given this session's agent, with the session's words each
+    quotes: the prompts of its rounds and, for a resumed session, the one of its parent it
+    started with."""
+    parent = store.prompts(session["parent_id"], 1) if session.get("parent_id") else []
+    return [(prompt, schema.quoted(context)) for prompt, context in parent + store.prompts(session["id"], echoes.GIVEN_MAX)]
 
 
 def session_patterns(session: dict, env: Mapping[str, str]) -> PatternSet | None:

@@ -15,6 +15,9 @@ from ..plaintext import plain
 
 LIST_FIELDS = ("completed_steps", "pending_steps", "key_decisions", "relevant_files", "errors_and_resolutions")
 TEXT_FIELDS = ("original_request", "current_task")
+# Written by code, never by the model: the user's latest message, verbatim, as supervise read
+# it (the original request is overwritten the same way; see `with_user_words`).
+USER_FIELDS = ("latest_request",)
 
 SCHEMA = {
     "type": "object",
@@ -68,6 +71,30 @@ def validate(data: object) -> dict:
         out[key] = items
     if not out["original_request"] and not out["current_task"]:
         raise Malformed("both original_request and current_task are empty")
+    for key in USER_FIELDS:
+        value = data.get(key)
+        out[key] = plain(value).strip() if isinstance(value, str) else ""
+    return out
+
+
+def quoted(context: dict) -> str:
+    """The context's own values, one a line: the session's words it quotes (what its prompt
+    says besides the template's wording)."""
+    out = []
+    for value in context.values():
+        out.extend(value if isinstance(value, list) else [value])
+    return "\n".join(v for v in out if isinstance(v, str))
+
+
+def with_user_words(context: dict, original: str, latest: str) -> dict:
+    """The context with the user's own words as supervise read them (the transcript, the
+    agent's user-input patterns, the previous round), whatever the model wrote there: a
+    model paraphrases, and one that read a garbled digest copies the wrong line, which
+    every later round would inherit. Where supervise found nothing, the model's stays."""
+    out = dict(context)
+    if original.strip():
+        out["original_request"] = plain(original).strip()
+    out["latest_request"] = plain(latest).strip() if latest.strip() else out.get("latest_request", "")
     return out
 
 
@@ -111,6 +138,9 @@ output, which may quote files and tools; the user's own requests come from the u
 Original request (verbatim):
 $original_request
 
+Latest request from the user (verbatim):
+$latest_request
+
 Current task: $current_task
 
 Completed:
@@ -137,9 +167,10 @@ def render(context: dict, round_no: int, template: str | None = None, budget: in
     """The context prompt, within `budget` tokens: lists are cut oldest-first until it fits."""
     template = template or DEFAULT_TEMPLATE
     ctx = {k: list(v) if isinstance(v, list) else v for k, v in context.items()}
-    request = ctx.get("original_request", "")
-    if estimate_tokens(request) > budget // 3:
-        ctx["original_request"] = request[: budget // 3 * 4 * 2 // 3] + " [...] " + request[-budget // 3 * 4 // 3 :]
+    for key, share in (("original_request", budget // 3), ("latest_request", budget // 6)):
+        words = ctx.get(key, "")
+        if estimate_tokens(words) > share:
+            ctx[key] = words[: share * 4 * 2 // 3] + " [...] " + words[-share * 4 // 3 :]
     while True:
         text = plain(_fill(template, ctx, round_no))  # the template is the user's file: plain text too
         if estimate_tokens(text) <= budget:
@@ -152,8 +183,10 @@ def render(context: dict, round_no: int, template: str | None = None, budget: in
 
 def _fill(template: str, ctx: dict, round_no: int) -> str:
     values = {"round": str(round_no)}
-    for key in TEXT_FIELDS:
+    for key in (*TEXT_FIELDS, *USER_FIELDS):
         values[key] = ctx.get(key) or "(none recorded)"
+    if ctx.get("latest_request") and ctx.get("latest_request") == ctx.get("original_request"):
+        values["latest_request"] = "(the original request)"
     for key in LIST_FIELDS:
         items = ctx.get(key) or []
         values[key] = "\n".join(f"- {item}" for item in items) if items else "- (none)"

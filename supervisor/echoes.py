@@ -1,0 +1,183 @@
+"""Our own words, found again: what supervise gave an agent, as the session shows it back.
+
+A context typed at the prompt is echoed on screen, and agents redraw what was typed their
+own way: Claude Code and Gemini CLI quote it in their history (` > [supervise] …`, indented
+lines), Aider wraps it at the window's width, Codex draws it in its input box with `↑` and
+`•` marks, and a long paste may be collapsed to `[Pasted text #1 +40 lines]`,
+`[Pasted Content 1157 chars]` or `[Pasted ~40 lines]`. An agent may quote it in its reply
+too. Read back, an echo would pass for the user's latest request, for the agent's output,
+for an error, and (it says "compacted") for a detection.
+
+So lines are compared with what was given on their ASCII letters and digits alone, which no
+wrapping, indenting, glyph or bullet changes: a line is an echo line when most of its
+12-character pieces stand in a given text. That alone is not enough: a context quotes the
+session (the user's request, an error, a file edit), and those lines were the session's
+first. A run of consecutive echo lines is ours when one of its lines holds a piece of the
+given text's own wording (its template: "[supervise] You are continuing…", "Relevant
+files:", "Continue from the current task…"), which the session never printed by itself.
+Pure: text in, text out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+PIECE = 12  # characters: long enough that a piece found in a context is no accident
+STRIDE = 4  # a line's pieces are tested at this step (a 32 MB round stays within a second)
+COVERED = 0.7  # the share of a line's pieces found in a given text that makes it an echo line
+DETECTION_CHARS = 40  # a line this long, nearly all ours, is never a detection (see `ours`)
+GIVEN_MAX = 20  # the latest texts given that are looked for: older ones are long gone from screen
+MARK = "[supervise gave the agent its session context here]"
+
+# Normalized text keeps ASCII letters (lowered) and digits, and newlines where asked: bytes'
+# translate does that at C speed (a Unicode regex took 2.5 s for 36 MB). Letters of other
+# scripts go too, alike on both sides: the template's English and the paths, commands and
+# names in a context still tell its echo.
+_KEEP = set(b"abcdefghijklmnopqrstuvwxyz0123456789")
+_DROP = bytes(b for b in range(256) if b not in _KEEP)
+_DROP_KEEP_NEWLINES = _DROP.replace(b"\n", b"")
+PASTED = re.compile(r"\[Pasted (?:text #\d+ \+|Content |~)?(?P<n>\d+) (?P<unit>lines?|chars)\]", re.IGNORECASE)
+
+
+def normalize(text: str, newlines: bool = False) -> str:
+    data = text.encode("utf-8", "replace").lower()
+    return data.translate(None, _DROP_KEEP_NEWLINES if newlines else _DROP).decode("ascii")
+
+
+def _pieces(n: str) -> set[str]:
+    return {n[i : i + PIECE] for i in range(len(n) - PIECE + 1)}
+
+
+@dataclass(frozen=True)
+class Given:
+    """The texts supervise gave an agent, ready to be recognized."""
+
+    pieces: frozenset[str]  # of every text given
+    own: frozenset[str]  # of their own wording: what they say besides the session's words
+    sizes: tuple[tuple[int, int], ...]  # (characters, lines) of each, for collapsed pastes
+
+    @classmethod
+    def of(cls, given: Iterable[tuple[str, str]]) -> "Given":
+        """From (text, quoted) pairs: what was given, and the session's words it quotes (a
+        context prompt's values; "" for a text that is all ours, such as a continue)."""
+        pieces: set[str] = set()
+        own: set[str] = set()
+        sizes = []
+        for text, quoted in given:
+            text = text.strip()
+            if not text:
+                continue
+            mine = _pieces(normalize(text))
+            pieces |= mine
+            own |= mine - _pieces(normalize(quoted))
+            sizes.append((len(text), text.count("\n") + 1))
+        return cls(frozenset(pieces), frozenset(own), tuple(sizes))
+
+    def __bool__(self) -> bool:
+        return bool(self.sizes)
+
+    def coverage(self, n: str) -> float:
+        """The share of a normalized line's pieces that stand in a given text."""
+        if len(n) < PIECE:
+            return 0.0
+        starts = list(range(0, len(n) - PIECE + 1, STRIDE))
+        if starts[-1] != len(n) - PIECE:
+            starts.append(len(n) - PIECE)
+        found = sum(1 for i in starts if n[i : i + PIECE] in self.pieces)
+        return found / len(starts)
+
+    def _likely(self, n: str) -> bool:
+        """Two of the first, middle and last pieces are ours: a line that is not fails here
+        in three look-ups (most lines of a session)."""
+        last = len(n) - PIECE
+        pieces = self.pieces
+        return (n[:PIECE] in pieces) + (n[last // 2 : last // 2 + PIECE] in pieces) + (n[last:] in pieces) >= 2
+
+    def echo_line(self, line: str, normalized: str | None = None) -> bool:
+        """Mostly our text: a line of an echo, of a reply quoting it, or of what it quoted."""
+        n = normalize(line) if normalized is None else normalized
+        return len(n) >= PIECE and self._likely(n) and self.coverage(n) >= COVERED
+
+    def own_words(self, n: str) -> bool:
+        """A normalized line holds a piece of our own wording."""
+        own = self.own
+        return any(n[i : i + PIECE] in own for i in range(len(n) - PIECE + 1))
+
+    def pasted(self, line: str) -> bool:
+        """A collapsed paste whose size is one of ours (within 5%, or two lines)."""
+        m = PASTED.search(line)
+        if not m:
+            return False
+        n, lines = int(m.group("n")), m.group("unit").lower().startswith("line")
+        for chars, count in self.sizes:
+            size = count if lines else chars
+            if abs(n - size) <= max(2 if lines else 0, size * 0.05):
+                return True
+        return False
+
+    def ours(self, line: str) -> bool:
+        """One line, on its own, is ours beyond doubt: a collapsed paste of our size, or long
+        and nearly all our text, some of it our own wording. For the detector, which sees a
+        line at a time: a real status line ("✻ Conversation compacted") is short, and a
+        context may well quote one."""
+        if self.pasted(line):
+            return True
+        n = normalize(line)
+        return len(n) >= DETECTION_CHARS and self._likely(n) and self.coverage(n) >= 0.9 and self.own_words(n)
+
+
+def strip(text: str, given: Given, mark: bool = True) -> str:
+    """`text` without the runs of lines that echo what was given; each run is replaced by
+    MARK (so a reader knows a context was given there), or dropped with mark=False."""
+    if not given or not text:
+        return text
+    lines = text.split("\n")
+    normalized = normalize(text, newlines=True).split("\n")  # at once: one pass in C, not one per line
+    collapsed = PASTED.search(text) is not None
+    drop: list[tuple[int, int]] = []  # (first, last) line of each run that is ours
+    run: list[int] = []  # the echo lines of the current run (short lines between them go with it)
+    mine = False
+
+    def close() -> None:
+        nonlocal run, mine
+        if run and mine:
+            drop.append((run[0], run[-1]))
+        run, mine = [], False
+
+    for i, line in enumerate(lines):
+        if collapsed and given.pasted(line):
+            close()
+            drop.append((i, i))
+            continue
+        n = normalized[i]
+        if given.echo_line(line, n):
+            run.append(i)
+            mine = mine or given.own_words(n)
+        elif len(n) >= PIECE or not run:
+            close()
+        # else: a heading ("Completed:"), a bullet, a blank line: the run goes on
+    close()
+    if not drop:
+        return text
+    out = []
+    at = 0
+    for first, last in drop:
+        out.extend(lines[at:first])
+        if mark:
+            out.append(MARK)
+        at = last + 1
+    out.extend(lines[at:])
+    return "\n".join(out)
+
+
+def is_echo_text(text: str, given: Given) -> bool:
+    """A whole message (a transcript's user turn) that is one of ours: a collapsed paste of
+    our size, or mostly our text and some of it our own wording."""
+    if not given or not text.strip():
+        return False
+    if given.pasted(text) and len(normalize(PASTED.sub("", text))) < PIECE:
+        return True
+    n = normalize(text)
+    return given.echo_line(text, n) and given.own_words(n)
