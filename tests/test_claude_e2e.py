@@ -383,3 +383,66 @@ def test_three_compactions_with_turns_between_never_read_back_our_words(start_cl
             digest = r.last_user_text().split("## Session digest", 1)[1]
             assert HEAD not in digest and "Continue from the current task" not in digest
     assert not [e for e in s["events"] if e["kind"] == "unrecognized" and "supervise" in e["detail"]["text"]]
+
+
+# -- on a subscription login: no API key anywhere supervise can see -------------------------------
+
+LOGIN_TOKEN = "sk-ant-oat01-login-token-for-e2e"
+
+
+def login_home(home: Path, project: Path, api_url: str) -> dict:
+    """Claude Code logged in as `/login` leaves it (an OAuth entry in .credentials.json), its
+    endpoint set in its own settings (the one stand-in), and supervise's environment holding
+    nothing of Anthropic's: no key, no token, no base URL."""
+    import os
+
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (home / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark",
+        "projects": {str(project): {"hasTrustDialogAccepted": True}},
+    }))
+    (home / ".claude" / "settings.json").write_text(json.dumps({"env": {
+        "ANTHROPIC_BASE_URL": api_url, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}}))
+    (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
+        "accessToken": LOGIN_TOKEN, "refreshToken": "sk-ant-ort01-refresh", "expiresAt": int((time.time() + 3600) * 1000),
+        "scopes": ["user:inference", "user:profile"], "subscriptionType": "max"}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "SUPERVISE_SUMMARY_"))}
+    return {**env, "HOME": str(home), "TERM": "xterm-256color"}
+
+
+def test_on_a_login_the_compaction_gets_a_context_made_by_claude_p_through_the_hook(tmp_path, home):
+    """The summary backend auto, with no API key: the session's own Claude Code, headless on
+    the user's login, makes the context, and the SessionStart hook gives it back."""
+    from fakeapi import STRUCTURED_OUTPUT, structured
+    from supervisor.store import Store
+
+    claude = claude_bin()
+    project = tmp_path / "work"
+    project.mkdir()
+    made = {**SUMMARY["tool_use"]["input"], "current_task": "carrying on with the numbered turns (made by claude -p)"}
+    with FakeAnthropic() as api:
+        api.add(lambda r: {**default_reply(r), "delay": 0.8}, match=lambda r: r.is_compaction, times=None)
+        api.add(structured(made), match=lambda r: r.tool(STRUCTURED_OUTPUT) is not None and not r.has_tool_result, times=None)
+        env = {**login_home(tmp_path / "claude-home", project, api.url), "SUPERVISE_HOME": str(home)}
+        screen = Screen(["--", claude, "--model", CLAUDE_MODEL], env, project)
+        try:
+            screen.wait(IDLE, 60)
+            turns(screen, [1, 2, 3])
+            screen.type("/compact")
+            screen.wait("Compacted", 90)
+            screen.wait(IDLE, 60)
+            turns(screen, [4])
+        finally:
+            s = finished_session(screen) if screen.child.isalive() else session(latest()["id"])
+        summaries = [r for r in api.messages() if r.tool(STRUCTURED_OUTPUT) is not None]
+        after = turn_requests(api, "turn 4")
+    assert summaries, "claude -p was never asked for a context"
+    assert all(r.headers.get("authorization") == f"Bearer {LOGIN_TOKEN}" for r in summaries)
+    rows = Store.open_default().contexts(s["id"])
+    first = rows[0]
+    assert first["trigger"].startswith("compaction") and first["backend"] == "claude" and first["source"] == "model", first
+    assert first["context"]["current_task"] == made["current_task"]
+    assert first["context"]["original_request"] == "turn 1: please say hello"  # read, not the model's
+    [given] = injections(s)
+    assert given["channel"] == "hook" and given["round"] == first["round"] and given["confirmed"]
+    assert after and all(ours_in(r) == 1 for r in after) and made["current_task"] in json.dumps(after[0].body)
