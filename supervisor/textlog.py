@@ -164,7 +164,12 @@ class TextLog:
         shown_since = {r.text: r.since for r in self.rows if r.text.strip()}
         for i, new in updates:
             old = self.rows[i]
-            if old.text.strip() and t - old.since >= self.settle and not is_update(old.text, new):
+            # A row that now shows a line from elsewhere on screen (a view that moved) was
+            # not updated in place, however alike the two lines are: "❯ turn 3: ..." moving
+            # up into the row of "❯ turn 2: ..." is no counter ticking (a reply and a typed
+            # line were lost from Claude Code's log this way, in every run of 15 turns).
+            updated = is_update(old.text, new) and new not in shown_since
+            if old.text.strip() and t - old.since >= self.settle and not updated:
                 if visible is None:
                     visible = {self._row(r) for r in range(len(self.rows))}
                 if old.text not in visible and old.text not in self._recent:
@@ -172,7 +177,7 @@ class TextLog:
                     self._remember(old.text)
             # A line updating itself (spinner, counter, typing) has been up since its first
             # version: when something else finally replaces it, its last version is logged.
-            if old.text.strip() and is_update(old.text, new):
+            if old.text.strip() and updated:
                 since = old.since
             else:
                 since = shown_since.get(new, t)

@@ -152,3 +152,20 @@ def test_lines_that_scroll_off_before_a_reset_in_the_same_chunk_are_logged():
     frame = log.feed(0.0, "scrolled away\r\n" + "\r\n" * 30 + "\x1bc" + "after the reset")
     assert "scrolled away" in frame.logged
     assert "after the reset" in log.finish()
+
+
+def test_a_view_that_moves_up_logs_each_line_even_when_they_differ_only_in_numbers():
+    """A full-screen TUI (Claude Code's) redraws its view moved up by a few rows: the row of
+    "❯ turn 2: ..." now shows "❯ turn 3: ...". That is a line leaving, not a counter ticking."""
+    def view(first):  # rows first..first+5 of the conversation, redrawn in place
+        rows = []
+        for n in range(first, first + 3):
+            rows += [f"❯ turn {n}: please say hello", f"● Reply to: turn {n}: please say hello"]
+        return "\x1b[H\x1b[2J" + "\r\n".join(rows)
+
+    chunks = [(0.0, "\x1b[?1049h")] + [(float(k), view(k)) for k in range(1, 8)] + [(9.0, "\x1b[?1049l")]
+    lines = render(chunks, cols=60, rows=8)
+    for n in range(1, 10):
+        assert f"❯ turn {n}: please say hello" in lines, (n, lines)
+        assert f"● Reply to: turn {n}: please say hello" in lines, (n, lines)
+    assert lines.index("❯ turn 2: please say hello") < lines.index("❯ turn 3: please say hello")
