@@ -14,6 +14,17 @@ REQUEST = (
     "validate amounts and currencies, and write them to the ledger table. Keep the old XML path working."
 )
 
+# A context a model could make of such a session: what the summarizer tests have it answer.
+CONTEXT = {
+    "original_request": REQUEST,
+    "current_task": "Handle empty currency columns",
+    "completed_steps": ["Parser for data/invoices.csv"],
+    "pending_steps": ["Report rejected rows"],
+    "key_decisions": ["decimal.Decimal instead of float, because rounding lost cents"],
+    "relevant_files": ["src/billing/importer.py"],
+    "errors_and_resolutions": ["KeyError 'amount' — headers normalized"],
+}
+
 NOISE = [
     "   Compiling {w}-{n} v0.{n}.{m}",
     "test tests/test_{w}.py::test_{w}_{n} PASSED",

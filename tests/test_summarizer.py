@@ -11,15 +11,7 @@ from supervisor import config
 from supervisor.contexts import digest, schema as ctx, summarizer
 from fakeapi import FakeAnthropic
 
-GOOD = {
-    "original_request": sessiongen.REQUEST,
-    "current_task": "Handle empty currency columns",
-    "completed_steps": ["Parser for data/invoices.csv"],
-    "pending_steps": ["Report rejected rows"],
-    "key_decisions": ["decimal.Decimal instead of float, because rounding lost cents"],
-    "relevant_files": ["src/billing/importer.py"],
-    "errors_and_resolutions": ["KeyError 'amount' — headers normalized"],
-}
+GOOD = sessiongen.CONTEXT
 
 
 @pytest.fixture

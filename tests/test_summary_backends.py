@@ -26,15 +26,7 @@ from supervisor.contexts.backends import choose
 from supervisor.store import Store
 
 TOKEN = "sk-ant-oat01-login-token-for-tests"
-GOOD = {
-    "original_request": sessiongen.REQUEST,
-    "current_task": "Handle empty currency columns",
-    "completed_steps": ["Parser for data/invoices.csv"],
-    "pending_steps": ["Report rejected rows"],
-    "key_decisions": ["decimal.Decimal instead of float, because rounding lost cents"],
-    "relevant_files": ["src/billing/importer.py"],
-    "errors_and_resolutions": ["KeyError 'amount' — headers normalized"],
-}
+GOOD = sessiongen.CONTEXT
 EMPTY = {key: "" if key in schema.TEXT_FIELDS else [] for key in (*schema.TEXT_FIELDS, *schema.LIST_FIELDS)}
 # Claude Code's own system prompt, which ours replaces (~15,000 tokens of it).
 THEIRS = "You are Claude Code, Anthropic's official CLI for Claude"
