@@ -1,7 +1,8 @@
 """The agent of `supervise demo`: a scripted stand-in for a coding agent that works, compacts
 (and so forgets), and then carries on from the session context supervise gives it back.
 Nothing real is run; it only prints what an agent would, at a human pace. With --more it
-then takes the user's turns until /exit: each line is worked on, /compact compacts again."""
+then takes the user's turns until /exit: each line is worked on, /compact compacts again
+(a line may carry notes after " | ": "decided: ...", "error: ...", "fixed: ...", "todo: ...")."""
 
 from __future__ import annotations
 
@@ -105,10 +106,30 @@ def conversation() -> int:
             carry_on(context)
             continue
         busy("Working", 0.3)
-        for path in re.findall(r"[\w/]+\.py", line) or ["src/report.py"]:
-            say(f"● Edit {path}: {line}", 0.1)
-        say("● Bash(pytest -q)", 0.1)
-        say("  ⎿ all tests passed", 0.1)
+        work(line)
+
+
+# What a user line may add after " | ", as a real agent's work would show it: a decision,
+# a failing test, its fix, a step left for later (the fidelity benchmark plants facts so).
+NOTES = {
+    "decided": ("  decided: {}",),
+    "error": ("● Bash(pytest -q)", "  ⎿ 1 failed: {}"),
+    "fixed": ("  fixed: {}",),
+    "todo": ("  ☐ {}",),
+}
+
+
+def work(line: str) -> None:
+    """A turn's work: an edit to each file the request names, its notes, then the tests."""
+    request, *notes = line.split(" | ")
+    for path in re.findall(r"[\w/]+\.py", request) or ["src/report.py"]:
+        say(f"● Edit {path}: {request}", 0.1)
+    for note in notes:
+        kind, _, what = note.partition(": ")
+        for shown in NOTES.get(kind, ("  {}",)):
+            say(shown.format(what or kind), 0.1)
+    say("● Bash(pytest -q)", 0.1)
+    say("  ⎿ all tests passed", 0.1)
 
 
 def main() -> int:

@@ -28,9 +28,10 @@ SHARES = {"request": 0.15, "salient": 0.45, "recent": 0.40}
 SALIENT = re.compile(
     r"""^(?:
       (?P<user>[ \t]*(?:❯|›|>|\$|[\w-]+>)[ \t]+\S.*)
-    | (?P<command>[ \t]*(?:●[ \t]*)?(?:Bash|Shell|Run|Exec|Execute)\b.*)
-    | (?P<edit>[ \t]*(?:●[ \t]*)?(?:Update|Write|Edit|Create|MultiEdit|Applied\ edit\ to|Wrote)\b.*)
-    | (?P<error>.*\b(?:[Ee]rror|ERROR|[Ee]xception|Traceback|FAILED|[Ff]ailed|[Ff]atal|panic:|Segmentation\ fault)\b.*)
+    | (?P<command>[ \t]*(?:[●•][ \t]*|│[ \t]*✓[ \t]+)?(?:Bash|Shell|Run|Ran|Exec|Execute)\b.*)
+    | (?P<edit>[ \t]*(?:(?:●[ \t]*|│[ \t]*✓[ \t]+|←[ \t]*)?(?:Update|Write|WriteFile|Edit|Create|MultiEdit|Applied\ edit\ to|Wrote)|•[ \t]*(?:Edited|Added|Deleted))\b.*)
+    | (?P<todo>.*(?:☐|□|\[\ \]|\bTODO\b|\b[Tt]odo:|\b[Ss]till\ to\ do\b|\b[Nn]ext\ step).*)
+    | (?P<error>.*(?:\b(?:[Ee]rror|ERROR|[Ee]xception|Traceback|FAILED|[Ff]ailed|[Ff]atal|panic:|Segmentation\ fault)|[a-z](?:Error|Exception))\b.*)
     | (?P<fix>.*\b(?:[Ff]ixed|[Rr]esolved|now\ passes|[Aa]ll\ tests\ pass|tests?\ passed|works\ now)\b.*)
     | (?P<decision>.*\b(?:[Dd]ecided|[Dd]ecision|[Ww]e'll\ use|I'll\ use|[Ww]e\ will\ use|instead\ of|[Gg]oing\ with|[Cc]hose|[Pp]lan:|because)\b.*)
     )$""",
@@ -42,10 +43,10 @@ SALIENT = re.compile(
 KEYWORDS = re.compile(
     r"❯|›|> |\$ |●|rror|RROR|xception|Traceback|FAILED|ailed|atal|panic:|Segmentation|ixed|esolved"
     r"|pass(?:es|ed)|works now|ecided|ecision|'ll use|will use|instead of|oing with|hose|Plan:|because"
-    r"|Update|Write|Edit|Create|Bash|Shell|Run|Exec"
+    r"|Update|Write|Edit|Create|Bash|Shell|Run|Ran |Exec|Added|Deleted|☐|□|\[ \]|TODO|odo:|till to do|ext step"
 )
 PER_SHAPE = 3  # lines kept that differ only in numbers (an error at line 42, at line 57, ...)
-QUOTAS = {"user": 0.20, "error": 0.20, "fix": 0.10, "decision": 0.15, "command": 0.20, "edit": 0.15}
+QUOTAS = {"user": 0.20, "error": 0.20, "fix": 0.10, "decision": 0.15, "command": 0.15, "edit": 0.15, "todo": 0.05}
 NOISE = re.compile(r"^[\s─━│┃╭╮╰╯═╔╗╚╝║▐▛▜▌▝▘█░▒▓·•…\-=_*#~.]*$")
 SPINNER_LINE = re.compile(r"^\s*[⠁-⣿✢✳✶✻✽✺·*●◐◓◑◒|/\\-]\s+\w+…")
 FILE_RX = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift|md|toml|ya?ml|json|sh|sql|html|css|scss|txt|cfg|ini|lock))\b")

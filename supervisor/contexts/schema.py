@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import string
 
-from .digest import SALIENT, Digest, estimate_tokens
+from .digest import FILE_RX, SALIENT, Digest, estimate_tokens
 from ..plaintext import plain
 
 LIST_FIELDS = ("completed_steps", "pending_steps", "key_decisions", "relevant_files", "errors_and_resolutions")
@@ -112,17 +112,32 @@ def heuristic(d: Digest, previous: dict | None = None) -> dict:
     users = [u for u in users if u and not u.startswith("/")]
     previous = previous or {}
     done = [*previous.get("completed_steps", []), *(l.lstrip("● ") for l in kinds.get("edit", []) + kinds.get("fix", []))]
-    errors = [*previous.get("errors_and_resolutions", []), *kinds.get("error", [])]
-    files = list(dict.fromkeys([*previous.get("relevant_files", []), *d.files]))
+    # an error and what resolved it, in the order they came
+    errors = [*previous.get("errors_and_resolutions", []), *(l.strip() for l in lines if _kind(l) in ("error", "fix"))]
+    pending = [*previous.get("pending_steps", []), *(TODO_MARK.sub("", l) for l in kinds.get("todo", []))]
+    # Files first that were edited or written, then those carried from the previous round,
+    # then those only mentioned (read, in test output): a long list is cut from its end, and
+    # the files touched are what the agent must check before changing them.
+    edited = [f for l in kinds.get("edit", []) for f in FILE_RX.findall(l)]
+    files = list(dict.fromkeys([*edited, *previous.get("relevant_files", []), *d.files]))
     return validate({
         "original_request": previous.get("original_request") or d.original_request or (users[0] if users else ""),
         "current_task": (users[-1] if users else "") or previous.get("current_task", "") or "(unknown: see the most recent activity)",
         "completed_steps": _last(list(dict.fromkeys(done)), 15),
-        "pending_steps": previous.get("pending_steps", []),
+        "pending_steps": _last(list(dict.fromkeys(p for p in pending if p)), 10),
         "key_decisions": _last(list(dict.fromkeys([*previous.get("key_decisions", []), *kinds.get("decision", [])])), 10),
-        "relevant_files": _last(files, 25),
+        "relevant_files": files[:25],
         "errors_and_resolutions": _last(list(dict.fromkeys(errors)), 10),
     })
+
+
+# a step left for later, without the agent's checkbox or marker
+TODO_MARK = re.compile(r"^[\s⎿└│┃]*(?:☐|□|\[ \]|TODO:?|[Tt]odo:|[Ss]till to do:?|[Nn]ext step:?)\s*")
+
+
+def _kind(line: str) -> str | None:
+    m = SALIENT.match(line)
+    return m.lastgroup if m else None
 
 
 def _last(items: list[str], n: int) -> list[str]:
