@@ -33,8 +33,8 @@ app = typer.Typer(
 
 RUN_CONTEXT = {"allow_interspersed_args": False, "ignore_unknown_options": True}
 INJECT_MODES = ("auto", "type", "off")
-BACKEND_HELP = ("Who makes the session contexts: auto (default: the API with a key, else Claude Code on your own login "
-                "(the session's own claude first), else the heuristic), api, claude, heuristic.")
+BACKEND_HELP = ("Who makes the session contexts: auto (default: the API with a key, else Claude Code or Codex on your own "
+                "login (the session's own agent first), else the heuristic), api, claude, codex, gemini, heuristic.")
 INJECT_HELP = ("Give the agent its session context back after compaction and on resume: auto (Claude Code: "
                "its SessionStart hook, else typed at the idle prompt), type (always typed), off.")
 

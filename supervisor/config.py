@@ -20,10 +20,14 @@ import platformdirs
 from .errors import SuperviseError
 
 DEFAULT_MODEL = "claude-haiku-4-5"
+# For `codex exec` on a ChatGPT login: the small model Codex 0.169.0 lists ("Fast and affordable
+# model for easier tasks"), with no upgrade offered over it.
+DEFAULT_CODEX_MODEL = "gpt-6-luna"
 # Who makes a session context: `auto` picks one per session (see contexts/backends/choose.py);
-# `api` is the Anthropic API with a key; `claude` is Claude Code run headless on the user's own
-# login; `heuristic` never calls a model.
-BACKENDS = ("auto", "api", "claude", "heuristic")
+# `api` is the Anthropic API with a key; `claude` and `codex` run those CLIs headless on the
+# user's own login; `gemini` is accepted but its releases so far cannot summarize (the backend
+# says why); `heuristic` never calls a model.
+BACKENDS = ("auto", "api", "claude", "codex", "gemini", "heuristic")
 DEFAULT_BUDGET = 24_000  # tokens of digest
 # A context made this long before a compaction finished still covers it (the hook, the typed
 # channel and the context keeper all use it); a compaction lasting longer than COMPACTION_MAX
@@ -38,6 +42,7 @@ class Summary:
 
     backend: str = "auto"
     model: str = DEFAULT_MODEL
+    codex_model: str = DEFAULT_CODEX_MODEL
     base_url: str | None = None
     api_key: str | None = None
     auth_token: str | None = None
@@ -89,6 +94,7 @@ def load(env: Mapping[str, str] | None = None, **flags) -> Settings:
     summary = Summary(
         backend=env.get("SUPERVISE_SUMMARY_BACKEND") or table.get("backend") or "auto",
         model=env.get("SUPERVISE_SUMMARY_MODEL") or table.get("model") or DEFAULT_MODEL,
+        codex_model=env.get("SUPERVISE_SUMMARY_CODEX_MODEL") or table.get("codex_model") or DEFAULT_CODEX_MODEL,
         base_url=env.get("SUPERVISE_SUMMARY_BASE_URL") or table.get("base_url") or env.get("ANTHROPIC_BASE_URL"),
         api_key=env.get("SUPERVISE_SUMMARY_API_KEY") or (env.get(key_env) if key_env else None) or env.get("ANTHROPIC_API_KEY"),
         auth_token=env.get("ANTHROPIC_AUTH_TOKEN"),

@@ -308,18 +308,27 @@ def api(summary: config.Summary, timeout: float = API_TIMEOUT) -> Check:
 
 # -- who makes the session contexts -------------------------------------------------------------------
 
-def summary_verdict(backend: str, chose: str, why: str, clis: Mapping[str, str | None]) -> Check:
+def summary_verdict(backend: str, chose: str, why: str, clis: Mapping[str, tuple[str | None, str | None]]) -> Check:
     """`backend`: as configured; `chose`, `why`: what it comes to for a session of no agent
-    CLI (a session of one that can summarize asks its own first); `clis`: each summarizing
-    CLI found here -> None if it can summarize headless, else what is wrong with it."""
-    found = "; ".join(f"{name}: {'headless structured output ok' if problem is None else problem}" for name, problem in clis.items())
+    CLI (a session of one that can summarize asks its own first); `clis`: each agent CLI found
+    here that is a summary backend -> (its version, None if it can summarize headless here,
+    else why not)."""
+    found = "; ".join(f"{name}{' ' + version if version else ''}: {_can_summarize(name) if problem is None else problem}"
+                      for name, (version, problem) in clis.items())
     detail = f"{backend} → {chose} ({why})" + (f"; {found}" if found else "")
     if chose == "heuristic" and backend != "heuristic":
         return Check("summary", "warn", detail + ": contexts are made by the heuristic digest, without a model",
-                     "set ANTHROPIC_API_KEY, or install Claude Code and log in (`claude`, then /login)")
-    if chose not in ("api", "heuristic") and clis.get(chose, "not found") is not None:
+                     "set ANTHROPIC_API_KEY, or install Claude Code or Codex and log in (`claude`, then /login; `codex login`)")
+    if chose not in ("api", "heuristic") and clis.get(chose, (None, "not found"))[1] is not None:
         return Check("summary", "warn", detail, f"install or upgrade {chose}, or choose another backend ([summary] backend in config.toml)")
     return Check("summary", "ok", detail)
+
+
+def _can_summarize(name: str) -> str:
+    from .contexts.backends import codex
+
+    # What Codex cannot be kept from sending is said here, not hidden.
+    return "headless structured output ok" + (f" ({codex.CAVEAT})" if name == "codex" else "")
 
 
 def summary_backend(env: Mapping[str, str]) -> Check:
@@ -330,10 +339,11 @@ def summary_backend(env: Mapping[str, str]) -> Check:
     except SuperviseError as exc:
         return Check("summary", "problem", exc.message, exc.hint)
     clis = {}
-    for name in choose.CLIS:
+    for name in choose.UNABLE:
         exe = choose.executable(name, None, env)
         if exe:
-            clis[name] = choose.probe(name, exe, env)
+            output, _ = version_output(exe, VERSION_TIMEOUT.get(name, DEFAULT_VERSION_TIMEOUT), env)
+            clis[name] = (parse_version(output or ""), choose.probe(name, exe, env))
     choice = choose.resolve(cfg, None, env)
     return summary_verdict(cfg.backend, choice.backend, choice.why, clis)
 

@@ -158,8 +158,8 @@ def m007_search(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m008_context_backend(db: sqlite_utils.Database) -> None:
-    # Who was asked for the context: api, claude (Claude Code on the user's login), or
-    # heuristic (nobody).
+    # Who was asked for the context: api, claude or codex (that CLI on the user's login),
+    # gemini (always answers why it cannot), or heuristic (nobody).
     # `source` still says what the context is (model or heuristic): a claude call that hit
     # a usage limit is backend claude, source heuristic, with the reason in `error`.
     db["contexts"].add_column("backend", str)

@@ -14,9 +14,16 @@ message (what Codex sends for the turn):
                     sandbox (the approval dialog); once its output comes back, a short reply
     (Codex's compaction prompt, "CONTEXT CHECKPOINT COMPACTION") -> a summary, after
                     `compact_delay` seconds so the "Compacting context" spinner is on screen
+    a request for a `json_schema` answer (`text.format`, what `codex exec --output-schema`
+                    sends) -> a JSON object filling that schema
     anything else -> "Fake reply #N: hello from the fake model." (#N counts model calls)
 
-Usage otherwise reports a few thousand tokens. Everything it was sent is in `.requests`.
+Usage otherwise reports a few thousand tokens. Replies queued with `add()` come first, in
+order: {"json": obj} or {"text": s} (a message), {"failed": {"code", "message"}}
+(`response.failed`), {"status": 429, "body": {...}, "headers": {...}} (an HTTP error),
+{"garbage": s} (a 200 that is not an event stream); any of them with "delay" (seconds
+before answering) and "usage" ((input, output) tokens). Everything it was sent is in
+`.requests`, with its headers.
 
     with FakeResponses() as api:
         ... base_url = api.url + "/v1" ...
@@ -29,7 +36,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
@@ -49,6 +56,7 @@ class Request:
     method: str
     path: str
     body: dict
+    headers: dict = field(default_factory=dict)  # lower-cased names
 
     def items(self) -> list[dict]:
         raw = self.body.get("input") or []
@@ -72,6 +80,11 @@ class Request:
     def tool_names(self) -> list[str]:
         return [t.get("name") or t.get("type", "") for t in self.body.get("tools") or []]
 
+    def wanted_schema(self) -> dict | None:
+        """The JSON schema the answer must follow (`text.format` of type json_schema), if any."""
+        form = (self.body.get("text") or {}).get("format") or {}
+        return form.get("schema") if form.get("type") == "json_schema" else None
+
     @property
     def is_compaction(self) -> bool:
         return COMPACTION_MARK in self.last_user_text()
@@ -83,7 +96,24 @@ class FakeResponses(FakeServer):
     def __init__(self, host: str = "127.0.0.1", port: int = 0, compact_delay: float = 5.0):
         self.compact_delay = float(compact_delay)
         self._ids = itertools.count(1)
+        self._queued: list[list] = []  # [reply, times left (None: always)]
         super().__init__(host, port)
+
+    def add(self, reply: dict, times: int | None = 1) -> None:
+        """Answer the next model call(s) with `reply` (see the module's docstring)."""
+        with self._lock:
+            self._queued.append([reply, times])
+
+    def _next_queued(self) -> dict | None:
+        with self._lock:
+            if not self._queued:
+                return None
+            entry = self._queued[0]
+            if entry[1] is not None:
+                entry[1] -= 1
+                if entry[1] <= 0:
+                    self._queued.pop(0)
+            return entry[0]
 
     def model_calls(self) -> list[Request]:
         with self._lock:
@@ -91,12 +121,20 @@ class FakeResponses(FakeServer):
 
     # -- the script ---------------------------------------------------------------------
 
-    def events(self, req: Request) -> list[dict]:
+    def events(self, req: Request, reply: dict | None = None) -> list[dict]:
         """The SSE events answering one model call."""
         n = next(self._ids)
         rid = f"resp_fake{n:04d}"
         text = req.last_user_text()
         created = {"type": "response.created", "response": {"id": rid, "object": "response", "status": "in_progress", "model": req.body.get("model")}}
+        if reply is not None:
+            used_in, used_out = reply.get("usage", (4_000, 100))
+            if "failed" in reply:
+                return [created, {"type": "response.failed", "response": {"id": rid, "object": "response", "status": "failed", "error": reply["failed"]}}]
+            said = json.dumps(reply["json"]) if "json" in reply else reply.get("text", "")
+            return [created, *message_events(rid, said), completed(rid, used_in, used_out)]
+        if req.wanted_schema() is not None:
+            return [created, *message_events(rid, json.dumps(fill_schema(req.wanted_schema(), f"Fake reply #{n}"))), completed(rid, 4_000)]
         if req.is_compaction:
             time.sleep(self.compact_delay)
             return [created, *message_events(rid, SUMMARY), completed(rid, 4_000)]
@@ -119,6 +157,10 @@ class FakeResponses(FakeServer):
                     api.requests.append(Request("GET", urlparse(self.path).path, {}))
                 if urlparse(self.path).path.endswith("/models"):
                     self._json(200, {"models": [], "data": [], "object": "list"})
+                elif urlparse(self.path).path.endswith("/responses"):
+                    # Codex on a ChatGPT login tries a WebSocket first; 426 sends it to HTTP at once
+                    # (a 404 costs five retries, ~6 s)
+                    self._json(426, {"error": {"message": "upgrade required", "type": "invalid_request_error"}})
                 else:
                     self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
 
@@ -130,13 +172,22 @@ class FakeResponses(FakeServer):
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {"_unparsed": raw[:2000].decode(errors="replace")}
-                req = Request("POST", path, body)
+                req = Request("POST", path, body, {k.lower(): v for k, v in self.headers.items()})
                 with api._lock:
                     api.requests.append(req)
                 if not path.endswith("/responses"):
                     self._json(404, {"error": {"message": f"no {path} here", "type": "invalid_request_error"}})
                     return
-                events = api.events(req)
+                reply = api._next_queued()
+                if reply and reply.get("delay"):
+                    time.sleep(reply["delay"])
+                if reply and "status" in reply:
+                    self.send_json(reply["status"], reply.get("body") or {"error": {"message": "fake error"}}, reply.get("headers"))
+                    return
+                if reply and "garbage" in reply:
+                    self.send_json(200, reply["garbage"], content_type="text/html")
+                    return
+                events = api.events(req, reply)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
@@ -165,6 +216,20 @@ def message_events(rid: str, text: str, chunk: int = 12) -> list[dict]:
     done = {**item, "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}
     out.append({"type": "response.output_item.done", "output_index": 0, "item": done})
     return out
+
+
+def fill_schema(schema: dict, text: str):
+    """A value that follows a JSON schema: `text` for each string, one item in each list."""
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: fill_schema(sub, text) for name, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [fill_schema(schema.get("items") or {"type": "string"}, text)]
+    if kind in ("integer", "number"):
+        return 0
+    if kind == "boolean":
+        return False
+    return text
 
 
 def call_events(rid: str, n: int, tools: list[str]) -> list[dict]:

@@ -252,7 +252,7 @@ def test_doctor_names_what_auto_chooses_and_why(claude_home, tmp_path):
     config_dir = {"SUPERVISE_CONFIG": str(tmp_path / "config")}
     with_claude = run_cli("doctor", env={**login_env(claude_home, str(Path(claude_bin()).parent)), **config_dir})
     line = next(l for l in with_claude.stdout.splitlines() if l[9:].startswith("summary "))
-    assert line == "ok       summary    auto → claude (no API key; claude answers here); claude: headless structured output ok", line
+    assert line.startswith("ok       summary    auto → claude (no API key; claude answers here); claude 2.1.330: headless structured output ok"), line
     env = login_env(claude_home)
     env["PATH"] = "/usr/bin:/bin"  # no claude
     without = run_cli("doctor", env={**env, **config_dir})

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..config import Summary
 from . import schema
-from .backends import Answer, Failed, api, choose, claude
+from .backends import Answer, Failed, api, choose, claude, codex, gemini
 from .digest import Digest
 from .redact import redact
 
@@ -67,11 +67,11 @@ def summarize(d: Digest, previous: dict | None, cfg: Summary, session: Mapping |
     the backend gives none."""
     env = os.environ if env is None else env
     choice = choose.resolve(cfg, session, env)
-    if choice.backend == "heuristic" or (choice.backend in choose.CLIS and not choice.executable):
+    if choice.backend == "heuristic" or (choice.backend in choose.UNABLE and not choice.executable):
         return _fallback(d, previous, choice.why, backend=choice.backend)
     text = model_input(d, previous)
     ends = time.monotonic() + cfg.timeout  # one deadline for the whole summary, asked twice or not
-    spent = Answer(None, cfg.model)
+    spent = Answer(None, cfg.codex_model if choice.backend == "codex" else cfg.model if choice.backend in ("api", "claude") else None)
     problem = "no answer"
     for attempt in range(2):  # a malformed answer is asked for once more
         try:
@@ -95,6 +95,10 @@ def _ask(choice: choose.Choice, text: str, cfg: Summary, ends: float, env: Mappi
         return api.ask(text, SYSTEM, cfg, ends)
     if choice.backend == "claude":
         return claude.ask(text, SYSTEM, cfg, ends, choice.executable, env)
+    if choice.backend == "codex":
+        return codex.ask(text, SYSTEM, cfg, ends, choice.executable, env)
+    if choice.backend == "gemini":
+        return gemini.ask(text, SYSTEM, cfg, ends, choice.executable, env)
     raise Failed(f"no summary backend {choice.backend}")
 
 

@@ -6,6 +6,8 @@ the dispatcher (summarizer.py) validates, asks once more, and falls back to the 
     api       the Anthropic Messages API through the SDK, with a key (any compatible base URL)
     headless  a CLI run with its input on stdin, one deadline, its process group killed past it
     claude    `claude -p --json-schema ...` on the user's Claude Code login
+    codex     `codex exec --output-schema ...` on the user's Codex login (ChatGPT or key)
+    gemini    a name only: Gemini CLI cannot summarize yet, and says why
     choose    which backend `auto` uses for a session, and which CLIs can be used here
 """
 

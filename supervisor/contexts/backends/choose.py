@@ -1,10 +1,12 @@
 """Which backend makes a session's context.
 
 `auto` decides with `choose`, a plain function: the API when a key is set; else the
-session's own agent CLI when it is one that can summarize headless and answers here; else
-another such CLI that does; else the heuristic. What it decides over (is there a key, which
-CLIs answer) is looked at by `resolve`, at the edge: a CLI answers when `CLI --help` runs
-within a few seconds and offers every flag its backend needs (an older release may not).
+session's own agent CLI when it is one that can summarize headless (claude, codex) and answers
+here; else another such CLI that does (claude first); else the heuristic. What it decides over
+(is there a key, which CLIs answer) is looked at by `resolve`, at the edge: a CLI answers when
+its help (`claude --help`, `codex exec --help`) prints within a few seconds and offers every
+flag its backend needs (an older release may not). Gemini CLI is a backend by name only: it
+runs, but cannot summarize (backends/gemini.py), so `auto` passes it over.
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...config import Summary
-from . import claude
+from . import claude, codex, gemini
 
 # The CLIs that can summarize, in the order `auto` tries them when the session's own agent
 # is not one of them. Each: how to ask it for its help text, and the flags that must be there.
-CLIS = {"claude": (claude.HELP, claude.NEEDS)}
+CLIS = {"claude": (claude.HELP, claude.NEEDS), "codex": (codex.HELP, codex.NEEDS)}
+# Every CLI backend, the ones that cannot summarize (yet) included: name -> why not, or None.
+UNABLE = {"claude": None, "codex": None, "gemini": gemini.UNABLE}
+HELP = {"claude": claude.HELP, "codex": codex.HELP, "gemini": gemini.HELP}
 PROBE_TIMEOUT = 5.0
 
 
@@ -51,7 +56,7 @@ def resolve(cfg: Summary, session: Mapping | None, env: Mapping[str, str]) -> Ch
     agent = (session or {}).get("agent")
     if cfg.backend == "api":
         return Choice("api", None, "summary backend api")
-    if cfg.backend in CLIS:
+    if cfg.backend in UNABLE:
         exe = executable(cfg.backend, session, env)
         return Choice(cfg.backend, exe, f"summary backend {cfg.backend}" if exe else f"{cfg.backend} not found on PATH")
     if cfg.backend != "auto":
@@ -90,14 +95,14 @@ _probed: dict[tuple, str | None] = {}
 def probe(name: str, exe: str, env: Mapping[str, str]) -> str | None:
     """None if `exe` answers and offers what its backend needs; else what is wrong. Kept for
     as long as the program file is unchanged (the recorder makes many rounds)."""
-    help_args, needs = CLIS[name]
+    help_args, needs = CLIS.get(name, (HELP[name], ()))
     try:
         st = os.stat(exe)
     except OSError as exc:
         return f"cannot run {exe}: {exc.strerror or exc}"
     key = (exe, st.st_mtime_ns, st.st_size)
     if key not in _probed:
-        _probed[key] = _missing(help_output([exe, *help_args], env), needs, name)
+        _probed[key] = _missing(help_output([exe, *help_args], env), needs, name) or UNABLE[name]
     return _probed[key]
 
 
