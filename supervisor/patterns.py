@@ -29,9 +29,10 @@ EVENT_KINDS = (
     "busy",  # not stored: while a busy line is on screen, the agent is not idle
     "user_input",  # not stored: a line of the conversation that is what the user typed
     "user_input_continued",  # not stored: a further line of the same user message
+    "tool_output",  # not stored: starts a tool's output drawn like the user's messages (the lines after it are not theirs)
 )
 # Kinds that describe the screen rather than happen on it: the detector fires no event for them.
-STATE_KINDS = ("idle_prompt", "busy", "user_input", "user_input_continued")
+STATE_KINDS = ("idle_prompt", "busy", "user_input", "user_input_continued", "tool_output")
 USER_KINDS = ("user_input", "user_input_continued")
 # Agents supervise ships patterns for, by command name: one of these with no pattern set
 # means an install without its pattern files, or a user file that renamed the agent.

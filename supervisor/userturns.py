@@ -4,7 +4,10 @@ Every agent draws a user message its own way (Claude Code `❯ text`, OpenCode `
 Codex `› text`, ...), and a prompt glyph alone also marks menus, placeholders and shell
 output. So each pattern file says which lines are the user's words (`user_input`, the
 first line of a message) and which lines continue one (`user_input_continued`), each
-capturing the words as `(?P<text>...)`. Pure: text in, messages out.
+capturing the words as `(?P<text>...)`. An agent that draws a tool's output the way it draws
+the user's messages (OpenCode's bash block: "┃  $ ls", then "┃  total 12") says where such
+output starts (`tool_output`): the message-like lines right after it are the tool's.
+Pure: text in, messages out.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ def find(text: str, patterns: PatternSet | None) -> list[Turn]:
                     if said is not None:
                         firsts[begin] = said
                 begin = _next_line(text, begin)
+    for begin in _tool_output(text, patterns.of("tool_output"), starts):
+        firsts.pop(begin, None)
     turns: list[Turn] = []
     for begin in sorted(firsts):
         words = [firsts[begin]]
@@ -62,6 +67,19 @@ def find(text: str, patterns: PatternSet | None) -> list[Turn]:
         if message and (not turns or turns[-1].text != message):
             turns.append(Turn(begin, message))
     return turns
+
+
+def _tool_output(text: str, blocks, starts) -> list[int]:
+    """Where the lines of tool output drawn like messages begin: after each line a
+    `tool_output` pattern matches, every following line a `user_input` pattern would take."""
+    out = []
+    for p in blocks:
+        for m in p.regex.with_flags(re.MULTILINE).finditer(text):
+            at = _next_line(text, text.rfind("\n", 0, m.start()) + 1)
+            while at is not None and _match(starts, _line(text, at)) is not None:
+                out.append(at)
+                at = _next_line(text, at)
+    return out
 
 
 def original_request(turns: list[str]) -> str:
