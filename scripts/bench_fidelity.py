@@ -258,7 +258,8 @@ class OpenCode:
     def read(self, p, n): return [f"     → Read {p}"]
     def edit(self, p): return [f"     ← Edit {p}"]
     def write(self, p): return [f"     ← Write {p}"]
-    def run(self, cmd, out): return ["  ┃", f"  ┃  $ {cmd}", "  ┃", *("  ┃  " + l for l in out), "  ┃"]
+    # as recorded (tests/fixtures/opencode/1.18.33/permission-bash): the output right under the command
+    def run(self, cmd, out): return ["  ┃", f"  ┃  $ {cmd}", *("  ┃  " + l for l in out), "  ┃"]
     def say(self, t): return wrap(t, WIDTH, "     ", "     ")
     def todo(self, done, pending): return ["     # Todos", *(f"     [✓] {d}" for d in done), *(f"     [ ] {p}" for p in pending)]
     def compaction(self): return ["     Goal", "     Continue the invoice export work.", "     ▣  Compaction · Claude Sonnet 4.5 (latest) · 3.5s"]
