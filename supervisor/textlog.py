@@ -4,16 +4,19 @@ An emulator keeps the screen. After each chunk of output we compare the visible 
 what they showed before, and a row's old text goes to the log when it leaves the screen:
 - scrolled off the top: always (that is ordinary output);
 - replaced in place (an Ink TUI redrawing, a full-screen clear, a program on the
-  alternate screen): only if it stayed up a moment (`settle` seconds), is not merely an
+  alternate screen): only if it stayed up long enough to read (`settle`, 100 ms: Claude
+  Code's spinner words last about 120 ms each), is not merely an
   update of itself (a spinner frame or a counter: same text once digits and spinner glyphs
   are ignored; or a line being typed or streamed: one text a prefix of the other), and has
   not moved elsewhere on the screen or just been logged;
 - still on screen when the stream ends: the final screen.
 
 A replaced line is written where it stood, not when it left: a status line redrawn in place
-("✻ Compacting conversation…") under lines still on screen waits until the lines above it
-are written (they scroll off) or are newer than it, so the log reads in the order a person
-saw it. What waits is part of `screen_lines()`, where a reader of the live log finds it.
+("✻ Compacting conversation…") under lines still on screen waits until the lines that were
+above it while it was up are written (they scroll off), so the log reads in the order a
+person saw it; and it goes before any line that came after it left, wherever that one
+stands. One drawn again within `settle` never left (a redraw split over two writes). What
+waits is part of `screen_lines()`, where a reader of the live log finds it.
 
 Pure logic over an `Emulator`; no I/O. Callers write what `feed` returns.
 """
@@ -21,6 +24,7 @@ Pure logic over an `Emulator`; no I/O. Callers write what `feed` returns.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -69,6 +73,7 @@ class Held:
     anchor: int
     text: str
     since: float
+    left: float  # when it was replaced
 
 
 HELD_MAX = 256  # lines waiting at most; past it the oldest is written (a header that never leaves)
@@ -83,7 +88,7 @@ class Frame:
 
 
 class TextLog:
-    def __init__(self, emulator: Emulator, settle: float = 0.15, memory: int = 512):
+    def __init__(self, emulator: Emulator, settle: float = 0.1, memory: int = 512):
         self.emu = emulator
         self.settle = settle
         self.rows = [Row() for _ in range(emulator.rows)]
@@ -107,16 +112,23 @@ class TextLog:
     def _switch(self, t: float, sequence: str, entering: bool, frame: Frame) -> None:
         """The primary screen is not gone while an alternate-screen program runs: keep its
         rows aside and put them back after, so it is neither logged early nor twice."""
-        self._release(frame, everything=True)  # anchored to rows that are about to change meaning
+        leaving = not entering and self._primary is not None
+        if not leaving:
+            self._release(frame, everything=True)  # anchored to rows that are about to change meaning
         if entering and self._primary is None:
             self._primary = self.rows
             self.emu.feed(sequence)
             self.rows = [Row(self._row(i), t) for i in range(len(self.rows))]
-        elif not entering and self._primary is not None:
-            for row in self.rows:
+        elif leaving:
+            # the alternate screen's last view, with the lines that wait in their places (a
+            # full-screen TUI's old status lines under the conversation it showed to the end)
+            for i, row in enumerate(self.rows):
+                while self._held and self._held[0].anchor <= i:
+                    frame.logged.append(self._held.pop(0).text)
                 if row.text.strip() and t - row.since >= self.settle and row.text not in self._recent:
                     frame.logged.append(row.text)
                     self._remember(row.text)
+            self._release(frame, everything=True)
             saved, self._primary = self._primary, None
             self.emu.feed(sequence)
             current = [self._row(i) for i in range(len(self.rows))]
@@ -162,6 +174,10 @@ class TextLog:
         # first appeared: keeping that time lets it be logged when it is cleared a moment
         # later (Codex quitting moves its last screen down a row, then clears it 3 ms after).
         shown_since = {r.text: r.since for r in self.rows if r.text.strip()}
+        # A waiting line drawn again within a moment (Gemini clears its footer and redraws it
+        # a millisecond later, in the next write) never left for a reader. One back after
+        # longer was seen twice: it is written where it first stood.
+        back = {item.text: item for item in self._held if t - item.left < self.settle} if self._held else None
         for i, new in updates:
             old = self.rows[i]
             # A row that now shows a line from elsewhere on screen (a view that moved) was
@@ -173,17 +189,24 @@ class TextLog:
                 if visible is None:
                     visible = {self._row(r) for r in range(len(self.rows))}
                 if old.text not in visible and old.text not in self._recent:
-                    self._hold(Held(i, old.text, old.since))
+                    self._hold(Held(i, old.text, old.since, t))
                     self._remember(old.text)
             # A line updating itself (spinner, counter, typing) has been up since its first
             # version: when something else finally replaces it, its last version is logged.
             if old.text.strip() and updated:
                 since = old.since
+            elif back and new in back:
+                item = back.pop(new)
+                self._held.remove(item)
+                self._recent.pop(new, None)
+                since = item.since
             else:
                 since = shown_since.get(new, t)
             self.rows[i] = Row(new, since)
             if new.strip():
                 frame.appeared.append((i, new))
+        if self._held:
+            self._reanchor()
 
     def _row(self, index: int) -> str:
         # Ink draws its input line with no-break spaces; a reader (and a regex) wants spaces.
@@ -211,8 +234,26 @@ class TextLog:
                 break
             frame.logged.append(self._held.pop(0).text)
 
+    def _reanchor(self) -> None:
+        """A line that left before another appeared was seen first, even if it stood lower
+        (Codex clears its logo, then moves the message just sent to the top): a waiting line
+        goes before the topmost line that came after it left."""
+        firsts, latest = [], float("-inf")  # when the newest line in rows 0..i came
+        for row in self.rows:
+            if row.text.strip() and row.since > latest:
+                latest = row.since
+            firsts.append(latest)
+        moved = False
+        for item in self._held:
+            at = bisect_left(firsts, item.left, hi=item.anchor)
+            if at < item.anchor:
+                item.anchor, moved = at, True
+        if moved:
+            self._held.sort(key=lambda item: item.anchor)
+
     def _clear_above(self, item: Held) -> bool:
-        return all(not row.text.strip() or row.since >= item.since for row in self.rows[: item.anchor])
+        # Every line above that was up while it was (above it, so seen first) must be written first.
+        return all(not row.text.strip() or row.since >= item.left for row in self.rows[: item.anchor])
 
     def _scrolled(self, count: int, lines: list[str], frame: Frame) -> None:
         """`count` rows scrolled off the top as `lines`: a waiting line anchored among them is

@@ -169,3 +169,66 @@ def test_a_view_that_moves_up_logs_each_line_even_when_they_differ_only_in_numbe
         assert f"❯ turn {n}: please say hello" in lines, (n, lines)
         assert f"● Reply to: turn {n}: please say hello" in lines, (n, lines)
     assert lines.index("❯ turn 2: please say hello") < lines.index("❯ turn 3: please say hello")
+
+
+def test_a_replaced_line_waits_for_the_lines_that_came_above_it_while_it_was_up():
+    """A footer replaced while content that arrived above it is still on screen: a person saw
+    that content above the footer, so it is logged first."""
+    chunks = [
+        (0.0, "\x1b[6;1Hfooter one"),
+        (1.0, "\x1b[2;1Hreply above the footer"),
+        (2.0, "\x1b[6;1H\x1b[2Kfooter two"),
+        (3.0, "\x1b[2J\x1b[Hnext page"),
+    ]
+    lines = render(chunks, cols=40, rows=8, settle=0.1)
+    assert lines.index("reply above the footer") < lines.index("footer one") < lines.index("footer two")
+
+
+def test_a_line_cleared_and_drawn_again_a_moment_later_never_left():
+    """Gemini CLI clears the rows under its reply and draws them again a millisecond later, in
+    the next write: its footer did not leave, and is logged where it finally stood."""
+    chunks = [
+        (0.0, "\x1b[Hheader\x1b[6;1Hfooter"),
+        (1.0, "\x1b[6;1H\x1b[J"),
+        (1.001, "\x1b[2;1Hreply\x1b[6;1Hfooter"),
+        (2.0, "\x1b[2J\x1b[Hnext page"),
+    ]
+    lines = render(chunks, cols=40, rows=8, settle=0.1)
+    assert lines == ["header", "reply", "footer", "next page"]
+
+
+def test_a_line_that_left_is_logged_before_a_line_that_came_after_it_even_above_it():
+    """Codex clears its logo as a message is sent, then redraws the message at the top of its
+    view, above the rows the logo stood on: the logo was seen first."""
+    chunks = [
+        (0.0, "\x1b[Hheader"),
+        (0.5, "\x1b[4;1Hlogo one\r\nlogo two\x1b[8;1H> type here"),
+        (2.0, "\x1b[4;1H\x1b[2K\x1b[5;1H\x1b[2K\x1b[8;1H\x1b[2K> my message"),
+        (2.05, "\x1b[2;1H> my message\x1b[8;1H\x1b[2K> type here"),
+    ]
+    lines = render(chunks, cols=40, rows=8, settle=0.1)
+    assert lines.index("logo two") < lines.index("> my message")
+
+
+def test_a_spinner_word_up_for_a_tenth_of_a_second_is_logged():
+    """Claude Code changes its spinner's word ("✽ Zigzagging…", "✽ Swirling…") every few
+    tenths of a second: 100 ms on screen is enough to read one."""
+    log = TextLog(make("avt", 40, 6))
+    out = []
+    for t, word in [(0.0, "Zigzagging…"), (0.12, "Swirling…"), (0.5, "Done")]:
+        out += log.feed(t, f"\x1b[H\x1b[2K✽ {word}").logged
+    out += log.finish()
+    assert out == ["✽ Zigzagging…", "✽ Swirling…", "✽ Done"]
+
+
+def test_leaving_the_alternate_screen_logs_waiting_lines_in_their_places():
+    """A full-screen TUI's replaced status lines wait below the conversation still on screen;
+    when it quits, they are written where they stood, not before the whole last view."""
+    alt = "\x1b[?1049h\x1b[H"
+    chunks = [
+        (0.0, alt + "❯ turn 1\r\n● reply 1\x1b[6;1H✻ Thinking"),
+        (1.0, "\x1b[6;1H\x1b[2K\x1b[3;1H✻ Worked for 1s"),
+        (2.0, "\x1b[?1049l"),
+    ]
+    lines = render(chunks, cols=40, rows=8, settle=0.1)
+    assert lines == ["❯ turn 1", "● reply 1", "✻ Thinking", "✻ Worked for 1s"]
