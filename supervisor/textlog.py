@@ -55,6 +55,15 @@ def is_update(old: str, new: str) -> bool:
     return bool(new) and (new.startswith(old) or old.startswith(new))
 
 
+def _moved(text: str, row: int, rows: list["Row"], new_texts: dict[int, str]) -> bool:
+    """Did `text` come to `row` from another row, which no longer shows it (a view redrawn
+    moved up)? Not if that row still shows it: Gemini's command menu lists "/compress" while
+    the input line grows from "/compres" to it."""
+    return any(
+        r.text == text and j != row and new_texts.get(j, r.text) != text for j, r in enumerate(rows)
+    )
+
+
 def shape(text: str) -> str:
     """What stays the same across frames of one status line: no digits, no spinner glyph."""
     return _SPACES.sub(" ", _DIGITS.sub("#", text.lstrip(SPINNER_GLYPHS))).strip()
@@ -64,6 +73,9 @@ def shape(text: str) -> str:
 class Row:
     text: str = ""
     since: float = 0.0
+    # The line as it stood before it was cut back in place (Codex erases a screen row by row
+    # from the right before redrawing it): what a reader saw, and what is logged.
+    fuller: str = ""
 
 
 @dataclass
@@ -122,6 +134,7 @@ class TextLog:
         elif leaving:
             # the alternate screen's last view, with the lines that wait in their places (a
             # full-screen TUI's old status lines under the conversation it showed to the end)
+            self._settle_places()
             for i, row in enumerate(self.rows):
                 while self._held and self._held[0].anchor <= i:
                     frame.logged.append(self._held.pop(0).text)
@@ -184,17 +197,21 @@ class TextLog:
             # not updated in place, however alike the two lines are: "❯ turn 3: ..." moving
             # up into the row of "❯ turn 2: ..." is no counter ticking (a reply and a typed
             # line were lost from Claude Code's log this way, in every run of 15 turns).
-            updated = is_update(old.text, new) and new not in shown_since
+            updated = is_update(old.text, new) and not _moved(new, i, self.rows, new_texts)
             if old.text.strip() and t - old.since >= self.settle and not updated:
                 if visible is None:
                     visible = {self._row(r) for r in range(len(self.rows))}
-                if old.text not in visible and old.text not in self._recent:
-                    self._hold(Held(i, old.text, old.since, t))
-                    self._remember(old.text)
+                said = old.fuller or old.text
+                if said not in visible and old.text not in visible and said not in self._recent:
+                    self._hold(Held(i, said, old.since, t))
+                    self._remember(said)
             # A line updating itself (spinner, counter, typing) has been up since its first
             # version: when something else finally replaces it, its last version is logged.
+            fuller = ""
             if old.text.strip() and updated:
                 since = old.since
+                if len(new.rstrip()) < len(old.text.rstrip()) and old.text.startswith(new.rstrip()):
+                    fuller = old.fuller or old.text  # cut back, not typed: keep what stood
             elif back and new in back:
                 item = back.pop(new)
                 self._held.remove(item)
@@ -202,7 +219,7 @@ class TextLog:
                 since = item.since
             else:
                 since = shown_since.get(new, t)
-            self.rows[i] = Row(new, since)
+            self.rows[i] = Row(new, since, fuller)
             if new.strip():
                 frame.appeared.append((i, new))
         if self._held:
@@ -251,6 +268,18 @@ class TextLog:
         if moved:
             self._held.sort(key=lambda item: item.anchor)
 
+    def _settle_places(self) -> None:
+        """Before the screen is written with the lines that still wait: each goes before the
+        first line shown that appeared after it did, if that stands above its place (Claude
+        Code redraws its conversation moved up without scrolling, and a message that left
+        would otherwise come after its own reply)."""
+        for item in self._held:
+            for i, row in enumerate(self.rows[: item.anchor]):
+                if row.text.strip() and row.since > item.since:
+                    item.anchor = i
+                    break
+        self._held.sort(key=lambda item: item.anchor)
+
     def _clear_above(self, item: Held) -> bool:
         # Every line above that was up while it was (above it, so seen first) must be written first.
         return all(not row.text.strip() or row.since >= item.left for row in self.rows[: item.anchor])
@@ -273,6 +302,7 @@ class TextLog:
         lines = [(row, line.replace("\xa0", " ")) for row, line in self.emu.screen_lines_at()]
         if not self._held:
             return [line for _, line in lines]
+        self._settle_places()
         out, i = [], 0
         for row, line in lines:
             while i < len(self._held) and self._held[i].anchor <= row:

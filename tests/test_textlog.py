@@ -232,3 +232,36 @@ def test_leaving_the_alternate_screen_logs_waiting_lines_in_their_places():
     ]
     lines = render(chunks, cols=40, rows=8, settle=0.1)
     assert lines == ["❯ turn 1", "● reply 1", "✻ Thinking", "✻ Worked for 1s"]
+
+
+def test_a_line_cut_back_in_place_is_logged_as_it_stood():
+    """Codex erases a row from the right before redrawing the screen: the log keeps the
+    whole line a reader saw, not the stub left a moment before it went."""
+    full = "› turn 3: add a --csv flag beside --json in src/export_csv.py"
+    chunks = [(0.0, full + "\r\n"), (2.0, "\x1b[1;31H\x1b[K"), (2.05, "\x1b[H\x1b[2J" + "something else entirely")]
+    lines = render(chunks, cols=80, rows=6)
+    assert full in lines and "› turn 3: add a --csv flag bes" not in lines, lines
+
+
+def test_a_line_typed_while_a_menu_shows_the_same_words_is_logged_once_complete():
+    """Gemini lists "/compress" in its command menu while the input line grows to it: the
+    input line is being typed, not replaced by a line that moved."""
+    menu = "\x1b[3;1H/compress"
+    chunks = [(0.0, menu)]
+    for k in range(2, len("/compress") + 1):
+        chunks.append((0.2 * k, "\x1b[1;1H\x1b[K" + "/compress"[:k]))
+    chunks.append((3.0, "\x1b[1;1H\x1b[K\x1b[3;1H\x1b[K" + "\x1b[1;1Hdone"))
+    lines = render(chunks, cols=60, rows=6)
+    assert "/compres" not in lines and "/compress" in lines, lines
+
+
+def test_a_message_that_left_while_its_reply_stayed_is_logged_before_the_reply():
+    """Claude Code redraws its conversation moved up after a compaction; a message whose row
+    went comes before its reply, which is still on screen when the log is finished."""
+    chunks = [
+        (0.0, "\x1b[?1049h\x1b[H" + "header\r\n\r\n\r\n❯ turn 4: please say hello"),
+        (0.5, "\r\n\r\n● Reply to: turn 4"),
+        (1.0, "\x1b[H\x1b[2J" + "header\r\n● Reply to: turn 4"),
+    ]
+    lines = render(chunks, cols=60, rows=8)
+    assert lines.index("❯ turn 4: please say hello") < lines.index("● Reply to: turn 4"), lines

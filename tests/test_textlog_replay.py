@@ -31,6 +31,8 @@ SEEN = 0.1  # seconds on screen that make a row something a person saw
 # box; Gemini's footer when it quits; single status rows such as Codex's "• Context compacted
 # · 5s"). Strict: one that passes must leave the list.
 KNOWN_OFF = {
+    'claude/2.1.330/chained.cast.gz',
+    'opencode/1.18.33/chained.cast.gz',
     'claude/2.1.197/auto-compact.cast',
     'claude/2.1.197/manual-compact.cast',
     'claude/2.1.330/classic-compact.cast.gz',
