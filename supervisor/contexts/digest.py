@@ -28,6 +28,7 @@ SHARES = {"request": 0.15, "salient": 0.45, "recent": 0.40}
 SALIENT = re.compile(
     r"""^(?:
       (?P<user>[ \t]*(?:❯|›|>|\$|[\w-]+>)[ \t]+\S.*)
+    | (?P<dialog>.*\?[ \t]*[(\[].*)
     | (?P<command>[ \t]*(?:[●•][ \t]*|│[ \t]*✓[ \t]+)?(?:Bash|Shell|Run|Ran|Exec|Execute)\b.*)
     | (?P<edit>[ \t]*(?:(?:●[ \t]*|│[ \t]*✓[ \t]+|←[ \t]*)?(?:Update|Write|WriteFile|Edit|Create|MultiEdit|Applied\ edit\ to|Wrote)|•[ \t]*(?:Edited|Added|Deleted))\b.*)
     | (?P<todo>.*(?:☐|□|\[\ \]|\bTODO\b|\b[Tt]odo:|\b[Ss]till\ to\ do\b|\b[Nn]ext\ step).*)
@@ -46,7 +47,9 @@ KEYWORDS = re.compile(
     r"|Update|Write|Edit|Create|Bash|Shell|Run|Ran |Exec|Added|Deleted|☐|□|\[ \]|TODO|odo:|till to do|ext step"
 )
 PER_SHAPE = 3  # lines kept that differ only in numbers (an error at line 42, at line 57, ...)
-QUOTAS = {"user": 0.20, "error": 0.20, "fix": 0.10, "decision": 0.15, "command": 0.15, "edit": 0.15, "todo": 0.05}
+# A question with its answers ("Create new file? (Y)es/(N)o [Yes]: y", "Run shell command?
+# (Y)es/(N)o") is a dialog, not a step taken: caught first, given no room.
+QUOTAS = {"dialog": 0.0, "user": 0.20, "error": 0.20, "fix": 0.10, "decision": 0.15, "command": 0.15, "edit": 0.15, "todo": 0.05}
 NOISE = re.compile(r"^[\s─━│┃╭╮╰╯═╔╗╚╝║▐▛▜▌▝▘█░▒▓·•…\-=_*#~.]*$")
 SPINNER_LINE = re.compile(r"^\s*[⠁-⣿✢✳✶✻✽✺·*●◐◓◑◒|/\\-]\s+\w+…")
 FILE_RX = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift|md|toml|ya?ml|json|sh|sql|html|css|scss|txt|cfg|ini|lock))\b")
