@@ -111,7 +111,7 @@ class Detector:
                         continue
                 self._active[key] = Sighting(pattern, t, max(shown, 1), True)
                 found.append(Detection(pattern.event, t, text.strip(), pattern.qualified, row, values))
-            if not matched and self.unrecognized and LOOKS_RELATED.search(text) and not given.echo_line(text):
+            if not matched and self.unrecognized and LOOKS_RELATED.search(text) and not given.holds_ours(text):
                 found.extend(self._unrecognized(t, row, text))
         if self._active:
             self._expire(t, screen)

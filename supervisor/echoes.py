@@ -4,8 +4,8 @@ A context typed at the prompt is echoed on screen, and agents redraw what was ty
 own way: Claude Code and Gemini CLI quote it in their history (` > [supervise] …`, indented
 lines), Aider wraps it at the window's width, Codex draws it in its input box with `↑` and
 `•` marks, and a long paste may be collapsed to `[Pasted text #1 +40 lines]`,
-`[Pasted Content 1157 chars]` or `[Pasted ~40 lines]`. An agent may quote it in its reply
-too. Read back, an echo would pass for the user's latest request, for the agent's output,
+`[Pasted Content 1157 chars]`, `[Pasted Text: 27 lines]` or `[Pasted ~40 lines]`. An agent
+may quote it in its reply too, or print it as it sends it (Aider's --verbose: `USER …`). Read back, an echo would pass for the user's latest request, for the agent's output,
 for an error, and (it says "compacted") for a detection.
 
 So lines are compared with what was given on their ASCII letters and digits alone, which no
@@ -15,6 +15,10 @@ session (the user's request, an error, a file edit), and those lines were the se
 first. A run of consecutive echo lines is ours when one of its lines holds a piece of the
 given text's own wording (its template: "[supervise] You are continuing…", "Relevant
 files:", "Continue from the current task…"), which the session never printed by itself.
+A run echoes one text: of its lines, those of the round it echoes go, with the short rows
+around them that are bits of it (a row caught half drawn); a line next to it that only
+another round quotes (the user's next message, which the next context names as their
+latest request) stays.
 Pure: text in, text out.
 """
 
@@ -28,6 +32,7 @@ PIECE = 12  # characters: long enough that a piece found in a context is no acci
 STRIDE = 4  # a line's pieces are tested at this step (a 32 MB round stays within a second)
 COVERED = 0.7  # the share of a line's pieces found in a given text that makes it an echo line
 DETECTION_CHARS = 40  # a line this long, nearly all ours, is never a detection (see `ours`)
+FRAGMENT = 4  # letters and digits: a shorter line next to an echo is no telling piece of it
 GIVEN_MAX = 20  # the latest texts given that are looked for: older ones are long gone from screen
 MARK = "[supervise gave the agent its session context here]"
 
@@ -38,7 +43,12 @@ MARK = "[supervise gave the agent its session context here]"
 _KEEP = set(b"abcdefghijklmnopqrstuvwxyz0123456789")
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
 _DROP_KEEP_NEWLINES = _DROP.replace(b"\n", b"")
-PASTED = re.compile(r"\[Pasted (?:text #\d+ \+|Content |~)?(?P<n>\d+) (?P<unit>lines?|chars)\]", re.IGNORECASE)
+# A role label before a line: an agent printing the messages it sends ("USER [supervise] …",
+# Aider's --verbose, which its summaries can only be seen with) puts its own word before ours.
+# It is dropped, like a glyph, before a line is compared; else a short line of ours
+# ("USER Still to do:") would not be recognized, and would break the run it stands in.
+LABEL = re.compile(r"[ \t]*[A-Z][A-Z_]{1,11}[ \t]+")
+PASTED = re.compile(r"\[Pasted (?:text #\d+ \+|text: |Content |~)?(?P<n>\d+) (?P<unit>lines?|chars)\]", re.IGNORECASE)
 
 
 def normalize(text: str, newlines: bool = False) -> str:
@@ -57,6 +67,8 @@ class Given:
     pieces: frozenset[str]  # of every text given
     own: frozenset[str]  # of their own wording: what they say besides the session's words
     sizes: tuple[tuple[int, int], ...]  # (characters, lines) of each, for collapsed pastes
+    each: tuple[frozenset[str], ...] = ()  # the pieces of each text, in the order given
+    texts: tuple[str, ...] = ()  # each text, normalized
 
     @classmethod
     def of(cls, given: Iterable[tuple[str, str]]) -> "Given":
@@ -65,28 +77,56 @@ class Given:
         pieces: set[str] = set()
         own: set[str] = set()
         sizes = []
+        each, texts = [], []
         for text, quoted in given:
             text = text.strip()
             if not text:
                 continue
-            mine = _pieces(normalize(text))
+            texts.append(normalize(text))
+            mine = _pieces(texts[-1])
             pieces |= mine
             own |= mine - _pieces(normalize(quoted))
             sizes.append((len(text), text.count("\n") + 1))
-        return cls(frozenset(pieces), frozenset(own), tuple(sizes))
+            each.append(frozenset(mine))
+        return cls(frozenset(pieces), frozenset(own), tuple(sizes), tuple(each), tuple(texts))
 
     def __bool__(self) -> bool:
         return bool(self.sizes)
 
-    def coverage(self, n: str) -> float:
-        """The share of a normalized line's pieces that stand in a given text."""
+    def coverage(self, n: str, pieces: frozenset[str] | None = None) -> float:
+        """The share of a normalized line's pieces that stand in a given text (in `pieces`,
+        one text's, if given)."""
         if len(n) < PIECE:
             return 0.0
+        pieces = self.pieces if pieces is None else pieces
         starts = list(range(0, len(n) - PIECE + 1, STRIDE))
         if starts[-1] != len(n) - PIECE:
             starts.append(len(n) - PIECE)
-        found = sum(1 for i in starts if n[i : i + PIECE] in self.pieces)
+        found = sum(1 for i in starts if n[i : i + PIECE] in pieces)
         return found / len(starts)
+
+    def one_text(self, lines: list[str]) -> tuple[list[bool], str]:
+        """Which of a run's normalized echo lines come from the one given text the run
+        echoes. A run echoes one text; a line next to it that only another text quotes (the
+        user's next message, which the next context names as their latest request) is the
+        session's. The text echoed is the one that holds the most of the run's lines whole
+        (a wrapped or cut line of it is all its pieces; the contexts share their template,
+        so a looser measure cannot tell one round's echo from the next's), counting first
+        the lines in our own wording (the session's words may be in any round); between
+        texts that hold as many, the one that holds most of them (a line with a prompt before
+        it, "demo› [supervise] …", is no text's whole). Returns which lines, and that text
+        (normalized)."""
+        if len(self.each) < 2:
+            return [True] * len(lines), "".join(self.texts)
+        own = [self.own_words(n) for n in lines]
+        covered = [[self.coverage(n, pieces) for n in lines] for pieces in self.each]
+
+        def held(i: int) -> tuple[int, int, float]:
+            whole = [c == 1.0 for c in covered[i]]
+            return sum(w and o for w, o in zip(whole, own)), sum(whole), sum(covered[i])
+
+        k = max(range(len(covered)), key=held)
+        return [c >= COVERED for c in covered[k]], self.texts[k]
 
     def _likely(self, n: str) -> bool:
         """Two of the first, middle and last pieces are ours: a line that is not fails here
@@ -99,6 +139,12 @@ class Given:
         """Mostly our text: a line of an echo, of a reply quoting it, or of what it quoted."""
         n = normalize(line) if normalized is None else normalized
         return len(n) >= PIECE and self._likely(n) and self.coverage(n) >= COVERED
+
+    def holds_ours(self, line: str) -> bool:
+        """Mostly our text, or holding some of our own wording anywhere (an agent's debug dump
+        of the request it sends, our context inside): no status line of the agent's."""
+        n = normalize(line)
+        return bool(self) and (self.echo_line(line, n) or self.own_words(n))
 
     def own_words(self, n: str) -> bool:
         """A normalized line holds a piece of our own wording."""
@@ -140,10 +186,38 @@ def strip(text: str, given: Given, mark: bool = True) -> str:
     run: list[int] = []  # the echo lines of the current run (short lines between them go with it)
     mine = False
 
+    def fragment(n: str, text: str) -> bool:
+        """Too short for pieces, but a piece of the text echoed: a row caught half drawn
+        ("turn 1: writ"), a wrapped line's last word, a "- (none)" bullet."""
+        return FRAGMENT <= len(n) < PIECE and n in text
+
     def close() -> None:
         nonlocal run, mine
         if run and mine:
-            drop.append((run[0], run[-1]))
+            # the lines of the one text this run echoes, with what lies between them
+            echoed, text = given.one_text([normalized[i] for i in run])
+            segments: list[tuple[int, int]] = []
+            first = last = None
+            for i, ours in zip(run, echoed):
+                if ours:
+                    first = i if first is None else first
+                    last = i
+                elif first is not None:
+                    segments.append((first, last))
+                    first = None
+            if first is not None:
+                segments.append((first, last))
+            if segments:
+                # and the fragments of it right before and after
+                (first, _), (_, last) = segments[0], segments[-1]
+                floor = drop[-1][1] if drop else -1
+                while first - 1 > floor and fragment(normalized[first - 1], text):
+                    first -= 1
+                while last + 1 < len(lines) and fragment(normalized[last + 1], text):
+                    last += 1
+                segments[0] = (first, segments[0][1])
+                segments[-1] = (segments[-1][0], last)
+                drop.extend(segments)
         run, mine = [], False
 
     for i, line in enumerate(lines):
@@ -152,6 +226,8 @@ def strip(text: str, given: Given, mark: bool = True) -> str:
             drop.append((i, i))
             continue
         n = normalized[i]
+        if n and LABEL.match(line):
+            n = normalized[i] = normalize(LABEL.sub("", line, count=1))
         if given.echo_line(line, n):
             run.append(i)
             mine = mine or given.own_words(n)

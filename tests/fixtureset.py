@@ -10,6 +10,16 @@ Each version folder holds the recordings (`*.cast`, `*.cast.gz`, made with super
             "user_turns": ["hello there", ...]  # optional: the user's messages, verbatim, in order
         }}}
 
+A recording in which supervise typed its context back (`--inject type`, the `chained`
+scenarios) also has:
+
+    "given": ["[supervise] You are continuing ...", ...],  # the context prompts it typed, in order
+    "given_contexts": [{"original_request": ...}, ...],     # the context of each (what each quotes)
+    "live_events": [...]  # the events that really happened: what a live session reports, its
+                          # detector told what was given (`events` is what `patterns check`
+                          # reports, knowing nothing of it); `user_turns` are read with the
+                          # echoes of `given` taken out, as a session reads them
+
 Old versions stay: the shipped patterns must keep matching every recording here.
 """
 

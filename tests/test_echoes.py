@@ -45,6 +45,10 @@ FORMS = {
     "Codex's bullets": ["  • " + line if line.startswith("- ") else "    " + line for line in wrapped(90)[8:]],
     "Aider at 60 columns": wrapped(60),
     "a reply quoting it": ["● Reply to: " + line for line in wrapped(100)[:3]],
+    # Aider's --verbose prints each message it sends, each line after its role
+    "Aider's --verbose dump": [f"USER {line}".rstrip() for line in PROMPT.split("\n")],
+    # rows caught half drawn as Codex scrolled its history: too short for pieces
+    "Codex's half-drawn rows before it": ["  build the fla", "  Latest r", "  Relevant", *wrapped(100)],
 }
 
 
@@ -59,6 +63,7 @@ def test_every_echo_form_is_taken_out_and_nothing_around_it(form):
     ("❯ [Pasted text #1 +{lines} lines]", "lines"),
     ("› [Pasted Content {chars} chars]", "chars"),
     ("┃  [Pasted ~{lines} lines]", "lines"),
+    (" > [Pasted Text: {lines} lines]", "lines"),  # Gemini CLI 0.61.0
 ])
 def test_a_collapsed_paste_of_our_size_is_ours_and_another_is_the_users(placeholder, size):
     ours = placeholder.format(lines=PROMPT.count("\n") + 1, chars=len(PROMPT))
@@ -77,6 +82,17 @@ def test_the_sessions_own_lines_quoted_by_the_context_stay():
         "❯ now add a review queue sorted by due date",
     ]
     assert echoes.strip("\n".join(session), GIVEN) == "\n".join(session)
+
+
+def test_the_users_next_message_stays_though_the_next_context_quotes_it():
+    """Each context names the user's latest request: the message typed right after an echo
+    is quoted by the context given after it. Read over the whole session, with both given,
+    it is still the user's: an echo is of one text, and that message is not in it."""
+    later = {**CONTEXT, "latest_request": "also export the deck as CSV", "current_task": "exporting the deck as CSV"}
+    both = echoes.Given.of([(PROMPT, schema.quoted(CONTEXT)), (schema.render(later, 3), schema.quoted(later))])
+    for form in ("Claude Code's history", "Gemini's quote of the first paragraph", "Aider at 60 columns"):
+        text = "\n".join([*BEFORE, *FORMS[form], "", "❯ also export the deck as CSV", "● Read(flashcards_sm2.py)"])
+        assert echoes.strip(text, both).split("\n") == [*BEFORE, echoes.MARK, "", *AFTER[::-1]], form
 
 
 def test_the_users_turns_around_an_echo_are_theirs():

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from supervisor import patterns
+from supervisor import echoes, patterns
+from supervisor.contexts import schema
 from supervisor.errors import SuperviseError
 from supervisor.patterncheck import check, log_lines
 from supervisor.userturns import user_turns
@@ -46,11 +47,16 @@ def test_the_users_messages_are_read_verbatim_from_the_screen(fixture):
     dialog option or output). Compared as distinct messages in order of first appearance,
     with white space folded: an agent that draws the input box like its history (Gemini
     CLI) shows a slowly typed message twice, and a message the agent wrapped itself cannot
-    be told from one with a line break (the digest folds both the same way)."""
+    be told from one with a line break (the digest folds both the same way). What supervise
+    typed itself (`given`) is taken out first, as a session does before it reads the turns."""
     def messages(turns):
         return list(dict.fromkeys(" ".join(t.split()) for t in turns))
 
-    assert messages(user_turns(log_lines(fixture.path), SHIPPED[fixture.agent])) == messages(fixture.expected["user_turns"])
+    lines = log_lines(fixture.path)
+    if "given" in fixture.expected:
+        given = echoes.Given.of(zip(fixture.expected["given"], map(schema.quoted, fixture.expected["given_contexts"])))
+        lines = echoes.strip("\n".join(lines), given).split("\n")
+    assert messages(user_turns(lines, SHIPPED[fixture.agent])) == messages(fixture.expected["user_turns"])
 
 
 def _fixture(agent: str, name: str) -> Path:

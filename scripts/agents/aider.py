@@ -11,7 +11,8 @@ pre-seeded into ~/.aider/caches from litellm's bundled copy and LITELLM_LOCAL_MO
 so nothing is fetched. prompt_toolkit's cursor-position requests (ESC[6n) are answered from the
 emulated screen, as a terminal would (so the recordings' "i" events hold ESC[row;colR replies).
 supervise runs with `--inject off` (common.recording): it would otherwise type its session
-context into Aider after the summaries it sees.
+context into Aider after the summaries it sees; `chained` lets it (three summaries, a turn
+after each, every turn answered at length so that the history outgrows 1,500 tokens).
 
 The fake's replies are keyed on a marker in the user's message: KWLONG (~1k tokens of text),
 KWNEWFILE (a SEARCH/REPLACE block creating hello.py), KWEDIT (long text and an edit of hello.py),
@@ -35,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Screen, install_pip, main, newest_pypi, recording, wanted  # noqa: E402
+from common import CHAINED_TURNS, Screen, install_pip, main, newest_pypi, recording, save_given, wanted  # noqa: E402
 
 import fakeapi  # noqa: E402  (tests/ is on sys.path via common)
 from fakeapi import FakeAnthropic, Request  # noqa: E402
@@ -103,6 +104,25 @@ def default_reply(req: Request) -> dict:
         return {"text": "I asked you to write a lot of text and to create hello.py, which prints hello.", "delay": 2.0}
     lines = last_user(req).strip().splitlines()
     return {"text": f"Reply to: {lines[0][:60] if lines else '(empty)'}"}
+
+
+CHAINED_FILES = {"turn 1": "src/totals.py", "turn 2": "src/rename_total.py", "turn 3": "src/export_csv.py"}
+
+
+def chained_reply(req: Request) -> dict:
+    """For `chained`. Aider summarizes its history only after it applied an edit, once the
+    history is over --max-chat-history-tokens: turns 1 to 3 get a long answer (~1,700
+    tokens) that creates a file; supervise's context, the last turn and the summary request
+    get short ones, so that only the user's turns lead to a summary."""
+    if SUMMARIZE in req.all_text():
+        return {"text": "The user asked for src/totals.py and then for changes to it.", "delay": 2.0}
+    first = (last_user(req).strip().splitlines() or ["(empty)"])[0]
+    path = CHAINED_FILES.get(first[:6])
+    if path:
+        long_text = " ".join(f"Step {i}: {FILLER}" for i in range(100))
+        edit = f"{path}\n```python\n<<<<<<< SEARCH\n=======\nprint({first[:6]!r})\n>>>>>>> REPLACE\n```\n"
+        return {"text": f"Reply to: {first[:60]}\n\n{long_text}\n\n{edit}"}
+    return {"text": f"Reply to: {first[:60]}"}
 
 
 def fake_api() -> AiderFake:
@@ -284,6 +304,24 @@ def long_line(screen: Terminal) -> None:
     quit_aider(screen)
 
 
+def chained(screen: Terminal) -> None:
+    """Turns 1 to 3 each create a file (Aider asks first) and are then summarized in the
+    background; supervise types its context at the prompt after each summary, and it is
+    answered before the next turn is typed."""
+    for text in CHAINED_TURNS:
+        mark = len(screen.raw)
+        if text[:6] not in CHAINED_FILES:
+            send(screen, text, "Reply to: " + re.escape(text[:40]), timeout=60)
+            break
+        send(screen, text, "Create new file", then=confirm, timeout=60)
+        send(screen, "y", "Applied edit to", then=None)
+        until(screen, lambda: "Finished summarizing chat history" in screen.output(mark), "the summary", 60)
+        until(screen, lambda: "Reply to: [supervise]" in screen.output(mark), "the reply to supervise's context", 60)
+        idle(screen, timeout=60)
+        settle(screen, 1.0)
+    quit_aider(screen)
+
+
 SCENARIOS = {
     # name: (extra flags, driver)
     "summarize-verbose": (["--verbose", "--max-chat-history-tokens", "400"], summarize_verbose),
@@ -292,6 +330,9 @@ SCENARIOS = {
     "context-limit-small-window": (["--model-metadata-file", "small-model-metadata.json"], context_limit_small_window),
     "multiline": ([], multiline),
     "long-line": ([], long_line),
+    # supervise types its context back after each summary (common.recording with `given`)
+    # (on a model that litellm does not mark as retiring, unlike MODEL)
+    "chained": (["--verbose", "--max-chat-history-tokens", "1500", "--model", "anthropic/claude-haiku-4-5"], chained),
 }
 
 
@@ -336,15 +377,20 @@ def record(version: str, out: Path) -> None:
         if not wanted(name):
             continue
         base = Path(tempfile.mkdtemp(prefix=f"aider-{name}-"))
+        given: list | None = [] if name == "chained" else None
         try:
             with fake_api() as api:
+                if name == "chained":
+                    api.default = chained_reply
                 env, work = prepare(base, exe, api.url)
-                with recording(name, [str(exe), *FLAGS, *flags], env, work, out) as screen:
+                with recording(name, [str(exe), *FLAGS, *flags], env, work, out, given=given) as screen:
                     screen.__class__ = Terminal  # common.recording makes a plain Screen
                     idle(screen, 90)
                     drive(screen)
         finally:
             shutil.rmtree(base, ignore_errors=True)
+        if given is not None:
+            save_given(out, "aider", version, name, given)
 
 
 if __name__ == "__main__":

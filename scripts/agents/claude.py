@@ -13,6 +13,8 @@ patterns (`supervise patterns check NAME.cast.gz --agent claude`) and write expe
 A fresh install of 2.1.330 draws on the alternate screen (the "fullscreen" renderer); the
 classic-* scenarios set CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN=1 for the main-screen one.
 context-low runs the release's default model (auto mode, a 1M window), as a new user gets it.
+supervise records with `--inject off` (common.recording), except in `chained`: three /compact
+with a turn after each, supervise typing its context back after each (`--inject type`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wanted  # noqa: E402
 
 from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL as MODEL, Screen, claude_env  # noqa: E402  (common puts tests/ on the path)
 from fakeapi import FakeAnthropic, default_reply  # noqa: E402
@@ -164,6 +166,30 @@ def classic_compact(screen, api):
     turns(screen, 1, start=5)
 
 
+def given_answered(api) -> int:
+    """How many of supervise's contexts Claude Code has sent the model as a turn."""
+    return sum(1 for r in api.messages() if r.has_tools and not r.is_compaction and "[supervise]" in r.last_user_text())
+
+
+def chained(screen, api):
+    """/compact after each turn; supervise types its context at the prompt (a bracketed
+    paste, which Claude Code shows as `[Pasted text #1 +N lines]` until Enter) and it is
+    answered before the next turn is typed."""
+    turn(screen, CHAINED_TURNS[0])
+    for text in CHAINED_TURNS[1:]:
+        before = given_answered(api)
+        screen.type("/compact")
+        deadline = time.monotonic() + 120
+        while given_answered(api) <= before:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no context typed after /compact; the screen shows:\n{visible(screen)}")
+            screen.pump(0.2)
+        settle(screen, 1.0)
+        wait(screen, IDLE, 60)
+        settle(screen, 1.0)
+        turn(screen, text)
+
+
 SCENARIOS = {
     "plain": plain,
     "manual-compact": manual_compact,
@@ -174,6 +200,7 @@ SCENARIOS = {
     "long-line": long_line,
     "classic-turns": classic_turns,
     "classic-compact": classic_compact,
+    "chained": chained,  # supervise types its context back (common.recording with `given`)
 }
 CLASSIC = {"CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN": "1"}
 EXTRA_ENV = {"classic-turns": CLASSIC, "classic-compact": CLASSIC}
@@ -205,7 +232,8 @@ def record(version: str, out: Path) -> None:
                 )
                 (base / "tmp").mkdir()
                 argv = [exe] if name in DEFAULT_MODEL else [exe, "--model", MODEL]
-                with recording(name, argv, env, project, out) as screen:
+                given: list | None = [] if name == "chained" else None
+                with recording(name, argv, env, project, out, given=given) as screen:
                     wait(screen, IDLE, 90)
                     settle(screen, 1.0)
                     script(screen, api)
@@ -214,6 +242,8 @@ def record(version: str, out: Path) -> None:
                     screen.child.sendcontrol("c")
         finally:
             shutil.rmtree(base, ignore_errors=True)
+        if name == "chained":
+            save_given(out, "claude", version, name, given)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ CODEX_HOME, XDG folders and TMPDIR (all under one temporary folder, removed afte
 tests/fake_responses.py on 127.0.0.1 through a `model_provider` in CODEX_HOME/config.toml.
 The fake's replies are keyed on markers in the typed text (BIGUSAGE, HUGEUSAGE, OVERFLOW,
 RUNCMD; see that module). Codex is quit with Ctrl-C (twice if the first only arms it).
-supervise runs with `--inject off` (common.recording; it would type its session context after a compaction).
+supervise runs with `--inject off` (common.recording; it would type its session context after a
+compaction), except in `chained`: three /compact with a turn after each, supervise typing its
+context back after each one (what it gave is saved in expected.json as `given`).
 Codex (0.169.0) starts a background app server from a copy under CODEX_HOME that outlives
 the TUI: it is ended (by the private folder in its environment) before the folder is removed.
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wanted  # noqa: E402
 
 from fake_responses import FakeResponses  # noqa: E402  (tests/ is on sys.path via common)
 
@@ -85,6 +87,9 @@ class PrimaryScreen:
 
     def text(self):
         return self.vt.text()
+
+    def __getattr__(self, name):  # view(), cursor, size: the emulator's own
+        return getattr(self.vt, name)
 
 
 def replies(screen) -> int:
@@ -152,9 +157,10 @@ def record(version: str, out: Path) -> None:
     with FakeResponses(compact_delay=5.0) as api:
         port = int(api.url.rsplit(":", 1)[1])
 
-        def run(name: str, status_line: list[str] | None, drive) -> None:
+        def run(name: str, status_line: list[str] | None, drive, inject: bool = False) -> None:
             if not wanted(name):
                 return
+            given: list | None = [] if inject else None
             base = Path(tempfile.mkdtemp(prefix="codex-rec-"))
             home, codex_home, work, tmp = base / "home", base / "codexhome", base / "work", base / "tmp"
             for d in (home, codex_home, work, tmp, base / "xdg-config", base / "xdg-data", base / "xdg-cache", base / "xdg-state"):
@@ -177,7 +183,7 @@ def record(version: str, out: Path) -> None:
                 npm_config_registry="http://127.0.0.1:9/",
             )
             try:
-                with recording(name, [str(exe)], env, work, out) as screen:
+                with recording(name, [str(exe)], env, work, out, given=given) as screen:
                     screen.vt = PrimaryScreen(screen.vt)
                     ready(screen)
                     drive(screen)
@@ -185,6 +191,8 @@ def record(version: str, out: Path) -> None:
             finally:
                 stop_leftovers(base)
                 shutil.rmtree(base, ignore_errors=True)
+            if given is not None:
+                save_given(out, "codex", version, name, given)
 
         def compact_manual(s):
             turn(s, "hello there")
@@ -239,6 +247,24 @@ def record(version: str, out: Path) -> None:
             turn(s, LONG_LINE)
             turn(s, "short one after the long one")
 
+        def compact_and_take_context(s):
+            """/compact, then wait for supervise to type its context and for Codex to answer it
+            (the compaction itself is answered with a summary, not a "Fake reply")."""
+            before = replies(s)
+            s.type("/compact")
+            deadline = time.monotonic() + 60
+            while replies(s) <= before:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"no context typed after /compact; the screen shows:\n{s.text()[-3000:]}")
+                s.pump(0.2)
+            idle(s)
+
+        def chained(s):
+            turn(s, CHAINED_TURNS[0])
+            for text in CHAINED_TURNS[1:]:
+                compact_and_take_context(s)
+                turn(s, text)
+
         run("compact-manual", None, compact_manual)
         run("compact-auto", CONTEXT_STATUS_LINE, compact_auto)
         run("context-overflow", CONTEXT_STATUS_LINE, context_overflow)
@@ -248,6 +274,7 @@ def record(version: str, out: Path) -> None:
         run("idle-startup", None, idle_startup)
         run("multiline", None, multiline)
         run("long-line", None, long_line)
+        run("chained", None, chained, inject=True)
     if not daemon_dir_was_there:
         shutil.rmtree(daemon_dir, ignore_errors=True)
 

@@ -25,6 +25,16 @@ sys.path[:0] = [str(ROOT / "tests")]
 
 from agentdriver import Screen  # noqa: E402
 
+# The `chained` scenario: the user's original request, then a turn after each of three
+# compactions (supervise types its context back in between). Distinct words, none of the
+# fakes' markers, and none that look like compaction ("compact", "context").
+CHAINED_TURNS = [
+    "turn 1: write src/totals.py that adds up the amount column of data.csv",
+    "turn 2: rename the total column in src/totals.py",
+    "turn 3: add a --csv flag beside --json in src/export_csv.py",
+    "turn 4: make the tests in tests/test_csv.py cover empty reports",
+]
+
 CACHE = Path(os.environ.get("SUPERVISE_AGENT_CACHE", Path.home() / ".cache" / "supervise-agents"))
 FIXTURES = ROOT / "tests" / "fixtures"
 
@@ -72,14 +82,24 @@ def supervise_argv() -> list[str]:
 
 
 @contextmanager
-def recording(name: str, argv: list[str], env: dict, cwd: Path, out: Path, cols: int = 120, rows: int = 40) -> Iterator[Screen]:
-    """Run `argv` under supervise (private SUPERVISE_HOME, keystrokes recorded, nothing typed
-    by supervise itself: a fixture shows the agent as it is) as a Screen; on exit, copy the
-    session's recording to OUT/NAME.cast.gz."""
+def recording(name: str, argv: list[str], env: dict, cwd: Path, out: Path, cols: int = 120, rows: int = 40,
+              given: list[tuple[str, dict]] | None = None) -> Iterator[Screen]:
+    """Run `argv` under supervise (private SUPERVISE_HOME, keystrokes recorded) as a Screen;
+    on exit, copy the session's recording to OUT/NAME.cast.gz.
+
+    Nothing is typed by supervise itself (a fixture shows the agent as it is) unless `given`
+    is a list: then supervise types its context back after each compaction (made by the
+    heuristic, so no model is asked), and `given` receives (prompt, context) of each round it
+    delivered, in order: what the agent echoes back of it is ours, not the session's."""
     sv = Path(tempfile.mkdtemp(prefix="sv-"))
     try:
         env = {**env, "SUPERVISE_HOME": str(sv)}
-        screen = Screen(["--name", name, "--record-input", "--inject", "off", "--", *argv], env, cwd, cols=cols, rows=rows, supervise=supervise_argv())
+        inject = "off"
+        if given is not None:
+            inject = "type"
+            env = {k: v for k, v in env.items() if not k.startswith("SUPERVISE_SUMMARY_")}
+            env["SUPERVISE_SUMMARY_BACKEND"] = "heuristic"
+        screen = Screen(["--name", name, "--record-input", "--inject", inject, "--", *argv], env, cwd, cols=cols, rows=rows, supervise=supervise_argv())
         try:
             yield screen
         finally:
@@ -93,8 +113,40 @@ def recording(name: str, argv: list[str], env: dict, cwd: Path, out: Path, cols:
         with open(casts[-1], "rb") as src, gzip.open(target, "wb") as dst:
             shutil.copyfileobj(src, dst)
         print(f"recorded {target} ({target.stat().st_size} bytes)", flush=True)
+        if given is not None:
+            given.extend(delivered(sv, casts[-1].parent.name))
+            print(f"{name}: supervise gave the agent {len(given)} context(s)", flush=True)
     finally:
         shutil.rmtree(sv, ignore_errors=True)
+
+
+def delivered(home: Path, session_id: str) -> list[tuple[str, dict]]:
+    """(prompt, context) of each round supervise typed into the session, in order (one it did
+    not see taken was typed all the same: its echo is on screen too)."""
+    from supervisor.store import Store
+
+    store = Store.open_default({"SUPERVISE_HOME": str(home)})
+    try:
+        rows = {row["round"]: row for row in store.contexts(session_id)}
+        rounds = [e["detail"]["round"] for e in store.events(session_id)
+                  if e["kind"] == "injection" and e["detail"].get("context_session") == session_id]
+        return [(rows[r]["prompt"], rows[r]["context"]) for r in rounds]
+    finally:
+        store.close()
+
+
+def save_given(out: Path, agent: str, version: str, name: str, given: list[tuple[str, dict]]) -> None:
+    """Write what supervise gave the agent into expected.json's entry for NAME.cast.gz
+    (`given`, `given_contexts`); the other fields of the entry are kept, or left to be
+    filled from `supervise patterns check` once the recording has been looked at."""
+    import fixtureset
+
+    spec = out / "expected.json"
+    data = json.loads(spec.read_text(encoding="utf-8")) if spec.exists() else {"fixtures": {}}
+    entry = data["fixtures"].setdefault(f"{name}.cast.gz", {"events": []})
+    entry["given"] = [prompt for prompt, _ in given]
+    entry["given_contexts"] = [context for _, context in given]
+    fixtureset.write(out, agent, version, data["fixtures"])
 
 
 def main(record: Callable[[str, Path], None], newest: Callable[[], str], agent: str) -> None:

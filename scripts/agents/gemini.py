@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wanted  # noqa: E402
 from fake_gemini import FakeGemini  # noqa: E402  (tests/ is on sys.path via common)
 
 PACKAGE = "@google/gemini-cli"
@@ -121,11 +121,11 @@ def record(version: str, out: Path) -> None:
         with FakeGemini(tool_dir=str(root)) as api:
             run = 0
 
-            def start(name: str, config: dict):
+            def start(name: str, config: dict, given: list | None = None):
                 nonlocal run
                 run += 1
                 env, work = make_env(root / f"run{run}", api.url, config)
-                return recording(name, [str(exe)], env, work, out)
+                return recording(name, [str(exe)], env, work, out, given=given)
 
             if wanted("startup-idle"):
                 with start("startup-idle", settings()) as s:
@@ -205,6 +205,20 @@ def record(version: str, out: Path) -> None:
                     send(s, LONG_LINE, wait=r"Fake reply to: please read this long")
                     send(s, "short one after", wait=r"Fake reply to: short one after")
                     quit_(s)
+            if wanted("chained"):
+                # Three /compress with a turn after each; supervise (typing on) gives its context
+                # back after each, and the fake answers it "Fake reply to: [supervise] ...".
+                given: list = []
+                with start("chained", settings(), given) as s:
+                    idle(s, 60, settle=2.0)
+                    send(s, CHAINED_TURNS[0], wait=r"Fake reply to: turn 1")
+                    for n, text in enumerate(CHAINED_TURNS[1:], start=1):
+                        send(s, "/compress", wait=r"(?:Chat history compressed from \d+ to \d+ tokens\.[\s\S]*){%d}" % n)
+                        s.wait(r"(?:Fake reply to: \[supervise\][\s\S]*){%d}" % n, 60)
+                        idle(s)
+                        send(s, text, wait=r"Fake reply to: " + re.escape(text[:12]))
+                    quit_(s)
+                save_given(out, "gemini", version, "chained", given)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -9,7 +9,8 @@ its project, and `anthropic/claude-sonnet-4-5` served by tests/fakeapi.FakeAnthr
 127.0.0.1 (`provider.anthropic.options.baseURL` in opencode.json; OPENCODE_DISABLE_* set and
 npm_config_registry pointed at a dead port, so it fetches and installs nothing). Keys are
 typed one at a time. supervise records with `--inject off` (common.recording): the
-recordings show OpenCode alone. The fake model (`Model`): an ordinary turn answers
+recordings show OpenCode alone; except `chained` (on claude-haiku-4-5): three /compact with
+a turn after each, supervise typing its context back after each. The fake model (`Model`): an ordinary turn answers
 `Reply to: <last line>` after 2 s, streamed slowly; `big N ...` also reports
 `usage.input_tokens = N`; `bash ...` asks for a bash tool call, then says "The command
 finished."; `overflow ...` answers HTTP 400 "prompt is too long" once per text; a
@@ -31,12 +32,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import install_npm, main, newest_npm, recording, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wanted  # noqa: E402
 from fakeapi import FakeAnthropic, Request  # noqa: E402  (tests/ is on sys.path via common)
 
 AGENT = "opencode"
 PACKAGE = "opencode-ai"
 MODEL = "claude-sonnet-4-5"
+# `chained` runs on a model no CLI or SDK marks as retiring (claude-sonnet-4-5 retires 2026-11-30)
+CHAINED_MODEL = "claude-haiku-4-5"
 TOO_LONG = "prompt is too long: 204858 tokens > 200000 maximum"
 SUMMARY = "## Goal\nContinue the test conversation.\n\n## Progress\nAnswered numbered turns."
 IDLE = "ctrl+p commands"
@@ -148,8 +151,8 @@ class Model:
         return reply
 
 
-def fake_api() -> FakeAnthropic:
-    api = FakeAnthropic(model=MODEL)
+def fake_api(model: str = MODEL) -> FakeAnthropic:
+    api = FakeAnthropic(model=model)
     api.add(Model(), times=None)
     return api
 
@@ -157,7 +160,7 @@ def fake_api() -> FakeAnthropic:
 # ---- the environment -------------------------------------------------------------------
 
 
-def environment(base: Path, api_url: str, extra: dict | None = None) -> tuple[dict, Path]:
+def environment(base: Path, api_url: str, extra: dict | None = None, model: str = MODEL) -> tuple[dict, Path]:
     """(env, project): private HOME/XDG/TMPDIR under BASE, opencode.json for the fake API."""
     home, proj = base / "home", base / "proj"
     dirs = {name: base / name.lower() for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR")}
@@ -167,8 +170,8 @@ def environment(base: Path, api_url: str, extra: dict | None = None) -> tuple[di
     config.mkdir(parents=True, exist_ok=True)
     (config / "opencode.json").write_text(json.dumps({
         "$schema": "https://opencode.ai/config.json",
-        "model": f"anthropic/{MODEL}",
-        "small_model": f"anthropic/{MODEL}",
+        "model": f"anthropic/{model}",
+        "small_model": f"anthropic/{model}",
         "autoupdate": False,
         "share": "disabled",
         "provider": {"anthropic": {"options": {"baseURL": f"{api_url}/v1", "apiKey": "fake-key"}}},
@@ -360,6 +363,32 @@ def long_line(screen) -> None:
     quit(screen)
 
 
+def given_answered(api: FakeAnthropic) -> int:
+    """How many of supervise's contexts OpenCode has sent the model as a turn."""
+    return sum(1 for r in api.requests if r.body.get("tools") and _last_user_text(r).lstrip().startswith("[supervise]"))
+
+
+def chained(screen, api: FakeAnthropic) -> None:
+    """/compact after each turn; supervise pastes its context at the prompt (OpenCode shows
+    `[Pasted ~N lines]`) and sends it; it is answered before the next turn is typed."""
+    say(screen, CHAINED_TURNS[0])
+    for text in CHAINED_TURNS[1:]:
+        before = given_answered(api)
+        typed(screen, "/compact")
+        screen.pump(1.5)
+        screen.child.send("\r")
+        deadline = time.monotonic() + 90
+        while given_answered(api) <= before:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no context typed after /compact; the screen shows:\n{view(screen)}")
+            screen.pump(0.2)
+        screen.pump(1.0)
+        idle(screen)
+        screen.pump(1.0)
+        say(screen, text)
+    quit(screen)
+
+
 SCENARIOS = {
     "compact-manual": (compact_manual, {}),
     "compact-auto": (compact_auto, {}),
@@ -368,6 +397,7 @@ SCENARIOS = {
     "idle-startup": (idle_startup, {}),
     "multiline": (multiline, {}),
     "long-line": (long_line, {}),
+    "chained": (chained, {}),  # supervise types its context back (common.recording with `given`)
 }
 
 
@@ -377,15 +407,19 @@ def record(version: str, out: Path) -> None:
         if not wanted(name):
             continue
         base = Path(tempfile.mkdtemp(prefix="oc-"))  # no scenario name: "compact" in the footer path would be a finding
+        given: list | None = [] if name == "chained" else None
+        model = CHAINED_MODEL if name == "chained" else MODEL
         try:
-            with fake_api() as api:
-                env, proj = environment(base, api.url, extra)
+            with fake_api(model) as api:
+                env, proj = environment(base, api.url, extra, model)
                 env["PATH"] = f"{exe.parent}{os.pathsep}{env.get('PATH', '')}"
-                with recording(name, ["opencode"], env, proj, out) as screen:
+                with recording(name, ["opencode"], env, proj, out, given=given) as screen:
                     start(screen)
-                    drive(screen)
+                    drive(screen, api) if given is not None else drive(screen)
         finally:
             shutil.rmtree(base, ignore_errors=True)
+        if given is not None:
+            save_given(out, AGENT, version, name, given)
 
 
 if __name__ == "__main__":
