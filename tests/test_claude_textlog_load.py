@@ -12,6 +12,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env
 from fakeapi import FakeAnthropic
 from helpers import latest, session, wait_for
@@ -63,6 +65,7 @@ def one_run(tmp_path: Path, home: Path, run: int) -> list[str]:
     return problems
 
 
+@pytest.mark.timeout(60 + RUNS * 45)  # about 10 s a run here; the suite's 120 s is for one session
 def test_every_reply_and_typed_line_is_in_the_log_while_the_machine_is_busy(tmp_path, home):
     claude_bin()
     stop = multiprocessing.Event()
