@@ -53,8 +53,8 @@ def claude_home(tmp_path, api):
 
 
 def login_env(home: Path, path_first: str | None = None) -> dict:
-    """supervise's environment on a login: nothing of Anthropic's, nothing of a key."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "SUPERVISE_SUMMARY_"))}
+    """supervise's environment on a login: nothing of Anthropic's or OpenAI's, no key."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_", "SUPERVISE_SUMMARY_"))}
     env["HOME"] = str(home)
     if path_first:
         env["PATH"] = f"{path_first}:{env['PATH']}"

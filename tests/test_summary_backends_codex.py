@@ -21,13 +21,12 @@ from pathlib import Path
 
 import pytest
 
-import sessiongen
 from conftest import ROOT, require, run_cli
 from fake_responses import FakeResponses
 from supervisor import config
-from supervisor.contexts import digest, schema, summarizer
+from supervisor.contexts import schema, summarizer
 from supervisor.contexts.backends import choose, codex
-from test_summary_backends import EMPTY, GOOD, left_running
+from test_summary_backends import EMPTY, GOOD, left_running, login_env, session_digest  # noqa: F401 (a fixture)
 
 CODEX_VERSION = "0.169.0"
 ACCOUNT = "acct-login-for-tests"
@@ -75,22 +74,6 @@ def codex_home(tmp_path, responses):
         f'[mcp_servers.user-server]\ncommand = "sh"\nargs = ["-c", "touch {home}/mcp-started; sleep 30"]\n')
     (home / ".codex" / "AGENTS.md").write_text(AGENTS_MD + "\n")
     return home
-
-
-def login_env(home: Path, path_first: str | None = None) -> dict:
-    """supervise's environment on a login: nothing of OpenAI's or Anthropic's, no key."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEX_", "ANTHROPIC_", "CLAUDE", "SUPERVISE_SUMMARY_"))}
-    env["HOME"] = str(home)
-    if path_first:
-        env["PATH"] = f"{path_first}:{env['PATH']}"
-    return env
-
-
-@pytest.fixture
-def session_digest():
-    text, _ = sessiongen.generate(200_000)
-    text += "\nexport DB_PASSWORD=hunter2hunter2\n"
-    return digest.build(text, budget=6_000)
 
 
 def codex_session() -> dict:
