@@ -34,7 +34,7 @@ from .emulator import Emulator
 _ALT_SWITCH = re.compile(r"\x1b\[\?(?:1049|1047|47)([hl])")
 _RESET = re.compile(r"\x1bc")
 FEED_SLICE = 64 * 1024
-SPINNER_GLYPHS = "⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽✺·*●◐◓◑◒|/-\\ "
+SPINNER_GLYPHS = "■⬝⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽✺·*●◐◓◑◒|/-\\ "
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 
@@ -74,8 +74,11 @@ class Row:
     text: str = ""
     since: float = 0.0
     # The line as it stood before it was cut back in place (Codex erases a screen row by row
-    # from the right before redrawing it): what a reader saw, and what is logged.
+    # from the right before redrawing it): what a reader saw, and what is logged, unless the
+    # cut-back line itself stood long enough to be read (Claude Code drops "· ← for agents"
+    # from its footer as it quits: the shorter footer is what stood last).
     fuller: str = ""
+    cut: float = 0.0  # when it was cut back
 
 
 @dataclass
@@ -86,6 +89,8 @@ class Held:
     text: str
     since: float
     left: float  # when it was replaced
+    over: frozenset[str] = frozenset()  # the lines above it then
+    under: frozenset[str] = frozenset()  # the lines below it then
 
 
 HELD_MAX = 256  # lines waiting at most; past it the oldest is written (a header that never leaves)
@@ -187,6 +192,7 @@ class TextLog:
         # first appeared: keeping that time lets it be logged when it is cleared a moment
         # later (Codex quitting moves its last screen down a row, then clears it 3 ms after).
         shown_since = {r.text: r.since for r in self.rows if r.text.strip()}
+        before = [r.text for r in self.rows]
         # A waiting line drawn again within a moment (Gemini clears its footer and redraws it
         # a millisecond later, in the next write) never left for a reader. One back after
         # longer was seen twice: it is written where it first stood.
@@ -201,17 +207,18 @@ class TextLog:
             if old.text.strip() and t - old.since >= self.settle and not updated:
                 if visible is None:
                     visible = {self._row(r) for r in range(len(self.rows))}
-                said = old.fuller or old.text
+                said = old.fuller if old.fuller and t - old.cut < self.settle else old.text
                 if said not in visible and old.text not in visible and said not in self._recent:
-                    self._hold(Held(i, said, old.since, t))
+                    self._hold(Held(i, said, old.since, t, frozenset(before[:i]), frozenset(before[i + 1 :])))
                     self._remember(said)
             # A line updating itself (spinner, counter, typing) has been up since its first
             # version: when something else finally replaces it, its last version is logged.
-            fuller = ""
+            fuller, cut = "", 0.0
             if old.text.strip() and updated:
                 since = old.since
                 if len(new.rstrip()) < len(old.text.rstrip()) and old.text.startswith(new.rstrip()):
-                    fuller = old.fuller or old.text  # cut back, not typed: keep what stood
+                    # cut back, not typed: keep what stood
+                    fuller, cut = (old.fuller, old.cut) if old.fuller else (old.text, t)
             elif back and new in back:
                 item = back.pop(new)
                 self._held.remove(item)
@@ -219,7 +226,7 @@ class TextLog:
                 since = item.since
             else:
                 since = shown_since.get(new, t)
-            self.rows[i] = Row(new, since, fuller)
+            self.rows[i] = Row(new, since, fuller, cut)
             if new.strip():
                 frame.appeared.append((i, new))
         if self._held:
@@ -240,6 +247,23 @@ class TextLog:
         at = len(self._held)
         while at and self._held[at - 1].anchor > item.anchor:
             at -= 1
+        # Where one already waiting stood when it left says more than the rows they left
+        # from: a line that was above it goes before it, one that was below it after it
+        # (Codex, quitting, moves its status line down into its footer's row, then clears it;
+        # OpenCode scrolls a reply away, then the message under it).
+        text = item.text
+        after = [j for j, other in enumerate(self._held) if text in other.under and item.left - other.left < self.settle]
+        first = [j for j, other in enumerate(self._held) if text in other.over and item.left - other.left < self.settle]
+        # and one gone before this one appeared was seen first (a logo animating on three
+        # rows: each row's frame is replaced before the next frame of the row above it)
+        after += [j for j, other in enumerate(self._held) if other.left <= item.since]
+        after.sort()
+        if after and after[-1] >= at:
+            at = after[-1] + 1
+            item.anchor = max(item.anchor, self._held[at - 1].anchor)
+        elif first and first[0] < at:
+            at = first[0]
+            item.anchor = min(item.anchor, self._held[at].anchor)
         self._held.insert(at, item)
 
     def _release(self, frame: Frame, everything: bool = False) -> None:
@@ -275,7 +299,7 @@ class TextLog:
         would otherwise come after its own reply)."""
         for item in self._held:
             for i, row in enumerate(self.rows[: item.anchor]):
-                if row.text.strip() and row.since > item.since:
+                if row.text.strip() and row.since > item.since and row.text not in item.over:
                     item.anchor = i
                     break
         self._held.sort(key=lambda item: item.anchor)
