@@ -251,18 +251,20 @@ class TextLog:
         # from: a line that was above it goes before it, one that was below it after it
         # (Codex, quitting, moves its status line down into its footer's row, then clears it;
         # OpenCode scrolls a reply away, then the message under it).
-        text = item.text
-        after = [j for j, other in enumerate(self._held) if text in other.under and item.left - other.left < self.settle]
-        first = [j for j, other in enumerate(self._held) if text in other.over and item.left - other.left < self.settle]
-        # and one gone before this one appeared was seen first (a logo animating on three
-        # rows: each row's frame is replaced before the next frame of the row above it)
-        after += [j for j, other in enumerate(self._held) if other.left <= item.since]
-        after.sort()
-        if after and after[-1] >= at:
-            at = after[-1] + 1
+        # And one gone before this one appeared was seen first (a logo animating on three
+        # rows: each row's frame is replaced before the next frame of the row above it).
+        last_before, first_after = -1, len(self._held)
+        for j, other in enumerate(self._held):
+            recent = item.left - other.left < self.settle
+            if (recent and item.text in other.under) or other.left <= item.since:
+                last_before = j
+            if recent and item.text in other.over and first_after == len(self._held):
+                first_after = j
+        if last_before >= at:
+            at = last_before + 1
             item.anchor = max(item.anchor, self._held[at - 1].anchor)
-        elif first and first[0] < at:
-            at = first[0]
+        elif first_after < at:
+            at = first_after
             item.anchor = min(item.anchor, self._held[at].anchor)
         self._held.insert(at, item)
 
