@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
 
 from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL as MODEL, Screen, claude_env  # noqa: E402  (common puts tests/ on the path)
 from fakeapi import FakeAnthropic, default_reply  # noqa: E402
@@ -179,11 +179,12 @@ def chained(screen, api):
     for text in CHAINED_TURNS[1:]:
         before = given_answered(api)
         screen.type("/compact")
-        deadline = time.monotonic() + 120
-        while given_answered(api) <= before:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no context typed after /compact; the screen shows:\n{visible(screen)}")
-            screen.pump(0.2)
+        wait_until(
+            screen,
+            lambda: given_answered(api) > before,
+            120,
+            lambda: f"no context typed after /compact; the screen shows:\n{visible(screen)}",
+        )
         settle(screen, 1.0)
         wait(screen, IDLE, 60)
         settle(screen, 1.0)

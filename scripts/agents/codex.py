@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
 
 from fake_responses import FakeResponses  # noqa: E402  (tests/ is on sys.path via common)
 
@@ -252,11 +252,9 @@ def record(version: str, out: Path) -> None:
             (the compaction itself is answered with a summary, not a "Fake reply")."""
             before = replies(s)
             s.type("/compact")
-            deadline = time.monotonic() + 60
-            while replies(s) <= before:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"no context typed after /compact; the screen shows:\n{s.text()[-3000:]}")
-                s.pump(0.2)
+            wait_until(
+                s, lambda: replies(s) > before, 60, lambda: f"no context typed after /compact; the screen shows:\n{s.text()[-3000:]}"
+            )
             idle(s)
 
         def chained(s):

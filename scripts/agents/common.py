@@ -71,6 +71,16 @@ def install_pip(package: str, version: str, binary: str) -> Path:
     return exe
 
 
+def wait_until(screen: Screen, done: Callable[[], bool], seconds: float, failure: Callable[[], str]) -> None:
+    """Read the screen until `done()`; past `seconds`, fail with `failure()` (what the screen
+    shows, for the one who reads the error)."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(failure())
+        screen.pump(0.2)
+
+
 def supervise_argv() -> list[str]:
     """The supervise to record with: $SUPERVISE (a command line), else the one on PATH."""
     if os.environ.get("SUPERVISE"):

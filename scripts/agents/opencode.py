@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
 from fakeapi import FakeAnthropic, Request  # noqa: E402  (tests/ is on sys.path via common)
 
 AGENT = "opencode"
@@ -377,11 +377,12 @@ def chained(screen, api: FakeAnthropic) -> None:
         typed(screen, "/compact")
         screen.pump(1.5)
         screen.child.send("\r")
-        deadline = time.monotonic() + 90
-        while given_answered(api) <= before:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no context typed after /compact; the screen shows:\n{view(screen)}")
-            screen.pump(0.2)
+        wait_until(
+            screen,
+            lambda: given_answered(api) > before,
+            90,
+            lambda: f"no context typed after /compact; the screen shows:\n{view(screen)}",
+        )
         screen.pump(1.0)
         idle(screen)
         screen.pump(1.0)
