@@ -46,7 +46,7 @@ def timestamp(record: Record) -> float | None:
 
 # The watchdog events that can mean new data. inotify also reports every open and close, and
 # our own read opens and closes the file: reading on those fed itself, one event per read,
-# and burnt a whole core for as long as Claude Code sat idle (issue 9).
+# and burnt a whole core for as long as Claude Code sat idle.
 NEW_DATA = frozenset({"modified", "created", "moved"})
 
 
