@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from . import echoes, saferegex
 from .patterns import STATE_KINDS, Pattern, PatternSet
-from .textlog import is_update, shape
+from .lines import is_update, shape
 
 LOOKS_RELATED = re.compile(r"compact|compress|context|summari[sz]", re.IGNORECASE)
 RELATED_WORDS = ("compact", "compress", "context", "summari")  # the same test, as substrings

@@ -15,9 +15,10 @@ class Emulator(Protocol):
     cols: int
     rows: int
 
-    def feed(self, text: str) -> tuple[set[int], int, list[str]]:
+    def feed(self, text: str) -> tuple[set[int], int, list[str], list[str]]:
         """Feed output. Returns (changed row indices, rows scrolled off the top, those rows as
-        logical lines with soft-wrapped rows joined)."""
+        logical lines with soft-wrapped rows joined, the first screen's worth of them as rows,
+        right-trimmed)."""
 
     def row(self, index: int) -> str:
         """The text of one visible row, right-trimmed."""
@@ -55,9 +56,10 @@ class AvtEmulator:
                 out.append(text.rstrip())
         return out
 
-    def feed(self, text: str) -> tuple[set[int], int, list[str]]:
+    def feed(self, text: str) -> tuple[set[int], int, list[str], list[str]]:
         changed, scrolled = self._vt.feed_str(text)
-        return set(changed), len(scrolled), self._unwrap(scrolled)
+        # (rows: the first screen's worth only; a flood scrolls millions, each one a cost)
+        return set(changed), len(scrolled), self._unwrap(scrolled), [line.text.rstrip() for line in scrolled[: self.rows]]
 
     def row(self, index: int) -> str:
         return self._vt[index].text.rstrip()
@@ -117,14 +119,15 @@ class PyteEmulator:
         self._screen = _Screen(cols, rows)
         self._stream = pyte.Stream(self._screen)
 
-    def feed(self, text: str) -> tuple[set[int], int, list[str]]:
+    def feed(self, text: str) -> tuple[set[int], int, list[str], list[str]]:
         self._stream.feed(text)
         changed = set(self._screen.dirty)
         self._screen.dirty.clear()
         scrolled, self._scrolled_rows = self._scrolled_rows, []
         if scrolled:
             changed = set(range(self.rows))
-        return changed, len(scrolled), [s.rstrip() for s in scrolled]
+        rows = [s.rstrip() for s in scrolled]
+        return changed, len(rows), rows, rows[: self.rows]
 
     def row(self, index: int) -> str:
         return _render(self._screen.buffer[index], self._screen.columns).rstrip()

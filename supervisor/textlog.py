@@ -1,22 +1,17 @@
 """Turn a terminal stream into the lines a person saw, in order, once each.
 
 An emulator keeps the screen. After each chunk of output we compare the visible rows with
-what they showed before, and a row's old text goes to the log when it leaves the screen:
+what they showed before: a row's text is a line (`lines.Line`) through the states it takes
+where it stands, and one that moved to another row (a view redrawn one row lower) is the
+same line. A line goes to the log once, after it left the screen:
 - scrolled off the top: always (that is ordinary output);
-- replaced in place (an Ink TUI redrawing, a full-screen clear, a program on the
-  alternate screen): only if it stayed up long enough to read (`settle`, 100 ms: Claude
-  Code's spinner words last about 120 ms each), is not merely an
-  update of itself (a spinner frame or a counter: same text once digits and spinner glyphs
-  are ignored; or a line being typed or streamed: one text a prefix of the other), and has
-  not moved elsewhere on the screen or just been logged;
+- replaced or erased in place (an Ink TUI redrawing, a full-screen clear, a program on the
+  alternate screen): if it stayed up long enough to read (`settle`, 100 ms: Claude Code's
+  spinner words last about 120 ms each); one drawn again within `settle` never left;
 - still on screen when the stream ends: the final screen.
-
-A replaced line is written where it stood, not when it left: a status line redrawn in place
-("✻ Compacting conversation…") under lines still on screen waits until the lines that were
-above it while it was up are written (they scroll off), so the log reads in the order a
-person saw it; and it goes before any line that came after it left, wherever that one
-stands. One drawn again within `settle` never left (a redraw split over two writes). What
-waits is part of `screen_lines()`, where a reader of the live log finds it.
+It is written in the order a person saw it (`lines.Waiting`): a status line redrawn in place
+("✻ Compacting conversation…") where it appeared in time, not where its row was first used.
+What waits is part of `screen_lines()`, where a reader of the live log finds it.
 
 Pure logic over an `Emulator`; no I/O. Callers write what `feed` returns.
 """
@@ -24,76 +19,15 @@ Pure logic over an `Emulator`; no I/O. Callers write what `feed` returns.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from .emulator import Emulator
+from .lines import Line, Waiting, is_update, shape
 
 # Entering or leaving the alternate screen (vim, less, full-screen TUIs).
 _ALT_SWITCH = re.compile(r"\x1b\[\?(?:1049|1047|47)([hl])")
 _RESET = re.compile(r"\x1bc")
 FEED_SLICE = 64 * 1024
-SPINNER_GLYPHS = "■⬝⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽✺·*●◐◓◑◒|/-\\ "
-_DIGITS = re.compile(r"\d+")
-_SPACES = re.compile(r"\s+")
-
-
-# What is left of an input line once its text is gone: a prompt glyph.
-_PROMPT_ONLY = re.compile(r"^\s*[❯›>$%#┃]?\s*$")
-
-
-def is_update(old: str, new: str) -> bool:
-    """Is `new` the same line as `old`, a moment later? (A line cut back to its bare prompt
-    or bar is not: Claude Code redraws a sent message's row as its empty input box `❯`,
-    OpenCode a message's `┃  text` as a bare `┃`.)"""
-    old, new = old.rstrip(), new.rstrip()
-    if shape(old) == shape(new):
-        return True
-    if _PROMPT_ONLY.match(new) or _PROMPT_ONLY.match(old):
-        return False
-    return bool(new) and (new.startswith(old) or old.startswith(new))
-
-
-def _moved(text: str, row: int, rows: list["Row"], new_texts: dict[int, str]) -> bool:
-    """Did `text` come to `row` from another row, which no longer shows it (a view redrawn
-    moved up)? Not if that row still shows it: Gemini's command menu lists "/compress" while
-    the input line grows from "/compres" to it."""
-    return any(
-        r.text == text and j != row and new_texts.get(j, r.text) != text for j, r in enumerate(rows)
-    )
-
-
-def shape(text: str) -> str:
-    """What stays the same across frames of one status line: no digits, no spinner glyph."""
-    return _SPACES.sub(" ", _DIGITS.sub("#", text.lstrip(SPINNER_GLYPHS))).strip()
-
-
-@dataclass
-class Row:
-    text: str = ""
-    since: float = 0.0
-    # The line as it stood before it was cut back in place (Codex erases a screen row by row
-    # from the right before redrawing it): what a reader saw, and what is logged, unless the
-    # cut-back line itself stood long enough to be read (Claude Code drops "· ← for agents"
-    # from its footer as it quits: the shorter footer is what stood last).
-    fuller: str = ""
-    cut: float = 0.0  # when it was cut back
-
-
-@dataclass
-class Held:
-    """A replaced line waiting for the lines above it: it goes just before row `anchor`."""
-
-    anchor: int
-    text: str
-    since: float
-    left: float  # when it was replaced
-    over: frozenset[str] = frozenset()  # the lines above it then
-    under: frozenset[str] = frozenset()  # the lines below it then
-
-
-HELD_MAX = 256  # lines waiting at most; past it the oldest is written (a header that never leaves)
 
 
 @dataclass
@@ -105,15 +39,12 @@ class Frame:
 
 
 class TextLog:
-    def __init__(self, emulator: Emulator, settle: float = 0.1, memory: int = 512):
+    def __init__(self, emulator: Emulator, settle: float = 0.1):
         self.emu = emulator
         self.settle = settle
-        self.rows = [Row() for _ in range(emulator.rows)]
-        # Recently logged replaced lines, so a redrawn screen does not log its header again.
-        self._recent: OrderedDict[str, None] = OrderedDict()
-        self._memory = memory
-        self._primary: list[Row] | None = None  # the primary screen's rows while on the alternate one
-        self._held: list[Held] = []  # replaced lines waiting for the lines above them, top to bottom
+        self.rows = [Line.drawn(0.0) for _ in range(emulator.rows)]
+        self.waiting = Waiting(settle)
+        self._primary: list[Line] | None = None  # the primary screen's lines while on the alternate one
 
     def feed(self, t: float, text: str) -> Frame:
         frame = Frame()
@@ -123,34 +54,30 @@ class TextLog:
             self._switch(t, switch.group(0), entering=switch.group(1) == "h", frame=frame)
             start = switch.end()
         self._feed(t, text[start:] if start else text, frame)
-        self._release(frame)
+        frame.logged += self.waiting.release(t)
         return frame
 
     def _switch(self, t: float, sequence: str, entering: bool, frame: Frame) -> None:
         """The primary screen is not gone while an alternate-screen program runs: keep its
-        rows aside and put them back after, so it is neither logged early nor twice."""
+        lines aside and put them back after, so it is neither logged early nor twice."""
         leaving = not entering and self._primary is not None
-        if not leaving:
-            self._release(frame, everything=True)  # anchored to rows that are about to change meaning
         if entering and self._primary is None:
             self._primary = self.rows
             self.emu.feed(sequence)
-            self.rows = [Row(self._row(i), t) for i in range(len(self.rows))]
+            self.rows = [Line.drawn(t, self._row(i)) for i in range(len(self.rows))]
         elif leaving:
             # the alternate screen's last view, with the lines that wait in their places (a
             # full-screen TUI's old status lines under the conversation it showed to the end)
-            self._settle_places()
-            for i, row in enumerate(self.rows):
-                while self._held and self._held[0].anchor <= i:
-                    frame.logged.append(self._held.pop(0).text)
-                if row.text.strip() and t - row.since >= self.settle and row.text not in self._recent:
-                    frame.logged.append(row.text)
-                    self._remember(row.text)
-            self._release(frame, everything=True)
+            for line in self.rows:
+                self.waiting.leave(line, t)
+            frame.logged += self.waiting.release(t, everything=True)
             saved, self._primary = self._primary, None
             self.emu.feed(sequence)
             current = [self._row(i) for i in range(len(self.rows))]
-            self.rows = [saved[i] if i < len(saved) and saved[i].text == text else Row(text, t) for i, text in enumerate(current)]
+            self.rows = [
+                saved[i] if i < len(saved) and saved[i].text == text else Line.drawn(t, text)
+                for i, text in enumerate(current)
+            ]
         else:
             self._feed(t, sequence, frame)
 
@@ -165,192 +92,232 @@ class TextLog:
                 self._feed_slice(t, text[start : min(start + FEED_SLICE, hi)], frame)
 
     def _feed_slice(self, t: float, text: str, frame: Frame) -> None:
-        changed, scrolled_rows, scrolled_lines = self.emu.feed(text)
-        if self._held and scrolled_rows:
-            self._scrolled(scrolled_rows, scrolled_lines, frame)
-        else:
-            frame.logged.extend(scrolled_lines)
-        if scrolled_lines:
-            # Lines that scrolled past within this chunk without ever being on our snapshot of
-            # the screen (a burst of output) still appeared: the detector must see them.
-            shown = {r.text for r in self.rows[: min(scrolled_rows, len(self.rows))]}
-            frame.appeared.extend((-1, line) for line in scrolled_lines if line.strip() and line not in shown)
+        changed, scrolled_rows, scrolled_lines, as_rows = self.emu.feed(text)
         if scrolled_rows:
             k = min(scrolled_rows, len(self.rows))
-            self.rows = self.rows[k:] + [Row(since=t) for _ in range(k)]
+            gone, self.rows = self.rows[:k], self.rows[k:] + [Line.drawn(t) for _ in range(k)]
+            self._scrolled(t, gone, as_rows, scrolled_lines, frame)
             changed = set(range(len(self.rows)))
         if changed:
             self._diff(t, sorted(changed), frame)
+
+    def _scrolled(self, t: float, gone: list[Line], as_rows: list[str], lines: list[str], frame: Frame) -> None:
+        """Rows scrolled off the top (`as_rows`: as they were; `lines`: soft-wrapped rows
+        joined): each line is written after the lines it waits for that can be written, a
+        line that was never on our screen (a burst of output) after every line that left
+        before it."""
+        pieces: list[list[Line]] = [[] for _ in lines]
+        at = 0
+        for line, row in zip(gone, as_rows):
+            text = line.text.rstrip()
+            if not text.strip():
+                continue
+            if not row.strip():
+                # erased and then scrolled within one write (Gemini erases its footer and
+                # prints its goodbye below it as it quits): it left in place
+                self.waiting.leave(line, t)
+                continue
+            found = next((j for j in range(at, len(lines)) if text in lines[j]), None)
+            if found is None:
+                line.done = True  # (part of a wrapped line the emulator holds: it comes whole later)
+            else:
+                pieces[found].append(line)
+                at = found
+        shown = {line.text for line in gone}
+        # The waiting lines that cannot be written yet: found again only when a row written
+        # may have freed some (a flood scrolls thousands of lines never on our screen at once).
+        blocked = None
+        for text, parts in zip(lines, pieces):
+            if parts or blocked is None:
+                if blocked is None:
+                    blocked = self.waiting.blocked() if self.waiting.lines else set()
+                waits = [w for line in parts for w in self.waiting.before(line)] if parts else self.waiting.lines
+                frame.logged += self.waiting.write_ready(waits, blocked)
+            for line in parts:
+                line.done = True
+            if parts:
+                self.waiting.written()
+                blocked = None
+            frame.logged.append(text)
+            if text.strip() and text not in shown:
+                # Lines that scrolled past within this chunk without ever being on our snapshot
+                # of the screen still appeared: the detector must see them.
+                frame.appeared.append((-1, text))
 
     def _diff(self, t: float, changed: list[int], frame: Frame) -> None:
         new_texts = {i: self._row(i) for i in changed}
         updates = [(i, new) for i, new in new_texts.items() if new != self.rows[i].text]
         if not updates:
             return
-        visible = None
-        # A line that only moved (a TUI redrawing its view one row lower) has been up since it
-        # first appeared: keeping that time lets it be logged when it is cleared a moment
-        # later (Codex quitting moves its last screen down a row, then clears it 3 ms after).
-        shown_since = {r.text: r.since for r in self.rows if r.text.strip()}
-        before = [r.text for r in self.rows]
-        # A waiting line drawn again within a moment (Gemini clears its footer and redraws it
-        # a millisecond later, in the next write) never left for a reader. One back after
-        # longer was seen twice: it is written where it first stood.
-        back = {item.text: item for item in self._held if t - item.left < self.settle} if self._held else None
+        old = {i: self.rows[i] for i, _ in updates}
+        # Lines whose rows changed: one of them drawn on another row moved there (a view
+        # redrawn one row lower). "❯ turn 3: ..." moving up into the row of "❯ turn 2: ..." is
+        # no counter ticking: a line from elsewhere is a move before it is an update. (Moved
+        # or drawn again, a line is the same to a reader when only its indent changed.)
+        displaced: dict[str, list[Line]] = {}
+        for i, line in old.items():
+            if line.text.strip() and new_texts.get(i) != line.text:
+                for text in {line.text.strip(), line.fuller.strip()} - {""}:
+                    displaced.setdefault(text, []).append(line)  # (as it stood, if cut back)
+        back = self.waiting.back(t)
+        targets = {text.strip() for text in new_texts.values()}
+        fresh: list[int] = []
+        revived: list[int] = []
         for i, new in updates:
-            old = self.rows[i]
-            # A row that now shows a line from elsewhere on screen (a view that moved) was
-            # not updated in place, however alike the two lines are: "❯ turn 3: ..." moving
-            # up into the row of "❯ turn 2: ..." is no counter ticking (a reply and a typed
-            # line were lost from Claude Code's log this way, in every run of 15 turns).
-            updated = is_update(old.text, new) and not _moved(new, i, self.rows, new_texts)
-            if old.text.strip() and t - old.since >= self.settle and not updated:
-                if visible is None:
-                    visible = {self._row(r) for r in range(len(self.rows))}
-                said = old.fuller if old.fuller and t - old.cut < self.settle else old.text
-                if said not in visible and old.text not in visible and said not in self._recent:
-                    self._hold(Held(i, said, old.since, t, frozenset(before[:i]), frozenset(before[i + 1 :])))
-                    self._remember(said)
-            # A line updating itself (spinner, counter, typing) has been up since its first
-            # version: when something else finally replaces it, its last version is logged.
-            fuller, cut = "", 0.0
-            if old.text.strip() and updated:
-                since = old.since
-                if len(new.rstrip()) < len(old.text.rstrip()) and old.text.startswith(new.rstrip()):
-                    # cut back, not typed: keep what stood
-                    fuller, cut = (old.fuller, old.cut) if old.fuller else (old.text, t)
-            elif back and new in back:
-                item = back.pop(new)
-                self._held.remove(item)
-                self._recent.pop(new, None)
-                since = item.since
+            before, key = old[i], new.strip()
+            again = back.get(key) if key else None
+            if again is not None and again.done:
+                again = None
+            if key and displaced.get(key):
+                line = displaced[key].pop(0)
+                for others in displaced.values():  # (listed under its cut-back text too)
+                    if line in others:
+                        others.remove(line)
+                line.text, line.fuller = new, ""
+            elif again is not None and t - before.came < self.settle:
+                # drawn again where a line drawn a moment ago stands (Gemini draws a moved row
+                # in two writes: the second is the line that went, not the first growing)
+                line = self._revive(again, new, i, revived, back)
+            elif before.text.strip() and before.left is None and before.text.strip() not in targets and (
+                is_update(before.text, new) or key in before.states
+            ):
+                line = before
+                if len(new.rstrip()) < len(before.text.rstrip()) and before.text.startswith(new.rstrip()):
+                    if not line.fuller:  # cut back, not typed: keep what stood
+                        line.fuller, line.cut = before.text, t
+                else:
+                    line.fuller = ""
+                line.text = new
+                line.remember(key)
+            elif again is not None:
+                line = self._revive(again, new, i, revived, back)
             else:
-                since = shown_since.get(new, t)
-            self.rows[i] = Row(new, since, fuller, cut)
-            if new.strip():
+                line = Line.drawn(t, new)
+                if key:
+                    fresh.append(i)
+            self.rows[i] = line
+            if key:
                 frame.appeared.append((i, new))
-        if self._held:
-            self._reanchor()
+        on_screen = {id(line) for line in self.rows}
+        standing = None
+        for line in old.values():
+            if id(line) not in on_screen:
+                if line.unplaced:
+                    standing = standing if standing is not None else {row.text.strip() for row in self.rows}
+                    if line.text.strip() in standing:
+                        # one of two copies, the other still up: the reader still sees it (a
+                        # context's "- (none)" bullets as its block scrolls), and it is logged
+                        # when that one goes; alone, it would stand nowhere in particular
+                        line.done = True
+                        continue
+                self.waiting.leave(line, t)
+        if fresh:
+            self._unplace()
+            placed = [(j, line) for j, line in enumerate(self.rows) if line.text.strip() and not line.done and not line.unplaced]
+            for i in fresh:
+                if not self.rows[i].unplaced:
+                    self._arrived(i, placed)
+        for i in revived:
+            self._returned(i)
+
+    def _revive(self, line: Line, new: str, i: int, revived: list[int], back: dict[str, Line]) -> Line:
+        """A waiting line drawn again a moment after it went never left for a reader (Gemini
+        clears its footer and redraws it a millisecond later, in the next write)."""
+        for text in [text for text, other in back.items() if other is line]:
+            del back[text]
+        self.waiting.revive(line)
+        line.text, line.fuller = new, ""
+        revived.append(i)
+        return line
+
+    def _unplace(self) -> None:
+        """A line drawn on two rows at once (a box's two borders; a status line drawn again
+        under the next turn as it first read, while the first one counts on) says nothing
+        about where it stood: it orders no line by place, and no line is ordered by it."""
+        shown: dict[str, Line] = {}
+        for line in self.rows:
+            if line.fuller:
+                continue  # being erased from the right, it is going (Codex quitting: every row is cut to "•")
+            now = line.text.strip()
+            # (its first text too if it counts on in place; not if it grew there: two replies
+            # streamed in both first read "Reply")
+            for text in (now, line.first if shape(line.first) == shape(now) else ""):
+                if text:
+                    other = shown.setdefault(text, line)
+                    if other is not line:
+                        line.unplaced = other.unplaced = True
+
+    def _arrived(self, i: int, placed: list[tuple[int, Line]]) -> None:
+        """A new line at row `i` comes after the older lines above it, and the older lines
+        below it wait for it (and it after every line that left before it: `Waiting.before`)."""
+        line = self.rows[i]
+        for j, other in placed:
+            if other.came >= line.came:
+                continue  # (lines drawn in the same write are written in row order when free)
+            if j < i:
+                line.wait_for(other)
+            else:
+                other.wait_for(line)
+
+    def _returned(self, i: int) -> None:
+        """A line drawn again a moment after it went never left: the lines that came while it
+        was away are ordered by where they stand, not after it."""
+        line = self.rows[i]
+        for j, other in enumerate(self.rows):
+            if j == i or other.came < line.left or not other.text.strip():
+                continue
+            other.after.discard(line)
+            if j > i:
+                other.wait_for(line)
+            elif not other.done:
+                line.wait_for(other)
+        line.left = None
 
     def _row(self, index: int) -> str:
         # Ink draws its input line with no-break spaces; a reader (and a regex) wants spaces.
         return self.emu.row(index).replace("\xa0", " ")
 
-    def _remember(self, text: str) -> None:
-        self._recent[text] = None
-        if len(self._recent) > self._memory:
-            self._recent.popitem(last=False)
-
-    # -- replaced lines, in their place --------------------------------------------------------
-
-    def _hold(self, item: Held) -> None:
-        at = len(self._held)
-        while at and self._held[at - 1].anchor > item.anchor:
-            at -= 1
-        # Where one already waiting stood when it left says more than the rows they left
-        # from: a line that was above it goes before it, one that was below it after it
-        # (Codex, quitting, moves its status line down into its footer's row, then clears it;
-        # OpenCode scrolls a reply away, then the message under it).
-        # And one gone before this one appeared was seen first (a logo animating on three
-        # rows: each row's frame is replaced before the next frame of the row above it).
-        last_before, first_after = -1, len(self._held)
-        for j, other in enumerate(self._held):
-            recent = item.left - other.left < self.settle
-            if (recent and item.text in other.under) or other.left <= item.since:
-                last_before = j
-            if recent and item.text in other.over and first_after == len(self._held):
-                first_after = j
-        if last_before >= at:
-            at = last_before + 1
-            item.anchor = max(item.anchor, self._held[at - 1].anchor)
-        elif first_after < at:
-            at = first_after
-            item.anchor = min(item.anchor, self._held[at].anchor)
-        self._held.insert(at, item)
-
-    def _release(self, frame: Frame, everything: bool = False) -> None:
-        """Write the waiting lines whose rows above hold nothing older (top first; one that
-        must wait keeps those below it waiting too)."""
-        while self._held:
-            item = self._held[0]
-            if not (everything or len(self._held) > HELD_MAX or self._clear_above(item)):
-                break
-            frame.logged.append(self._held.pop(0).text)
-
-    def _reanchor(self) -> None:
-        """A line that left before another appeared was seen first, even if it stood lower
-        (Codex clears its logo, then moves the message just sent to the top): a waiting line
-        goes before the topmost line that came after it left."""
-        firsts, latest = [], float("-inf")  # when the newest line in rows 0..i came
-        for row in self.rows:
-            if row.text.strip() and row.since > latest:
-                latest = row.since
-            firsts.append(latest)
-        moved = False
-        for item in self._held:
-            at = bisect_left(firsts, item.left, hi=item.anchor)
-            if at < item.anchor:
-                item.anchor, moved = at, True
-        if moved:
-            self._held.sort(key=lambda item: item.anchor)
-
-    def _settle_places(self) -> None:
-        """Before the screen is written with the lines that still wait: each goes before the
-        first line shown that appeared after it did, if that stands above its place (Claude
-        Code redraws its conversation moved up without scrolling, and a message that left
-        would otherwise come after its own reply)."""
-        for item in self._held:
-            for i, row in enumerate(self.rows[: item.anchor]):
-                if row.text.strip() and row.since > item.since and row.text not in item.over:
-                    item.anchor = i
-                    break
-        self._held.sort(key=lambda item: item.anchor)
-
-    def _clear_above(self, item: Held) -> bool:
-        # Every line above that was up while it was (above it, so seen first) must be written first.
-        return all(not row.text.strip() or row.since >= item.left for row in self.rows[: item.anchor])
-
-    def _scrolled(self, count: int, lines: list[str], frame: Frame) -> None:
-        """`count` rows scrolled off the top as `lines`: a waiting line anchored among them is
-        written before the line of its row (exact when no line among them was wrapped)."""
-        for j, line in enumerate(lines):
-            while self._held and self._held[0].anchor <= j:
-                frame.logged.append(self._held.pop(0).text)
-            frame.logged.append(line)
-        while self._held and self._held[0].anchor < count:
-            frame.logged.append(self._held.pop(0).text)
-        for item in self._held:
-            item.anchor -= count
-
     def screen_lines(self) -> list[str]:
-        """The screen as logical lines (soft-wrapped rows joined), with the replaced lines that
-        wait in their place: what is not yet in the log."""
-        lines = [(row, line.replace("\xa0", " ")) for row, line in self.emu.screen_lines_at()]
-        if not self._held:
-            return [line for _, line in lines]
-        self._settle_places()
-        out, i = [], 0
-        for row, line in lines:
-            while i < len(self._held) and self._held[i].anchor <= row:
-                out.append(self._held[i].text)
-                i += 1
-            out.append(line)
-        out.extend(item.text for item in self._held[i:])
+        """The screen as logical lines (soft-wrapped rows joined), with the lines that wait in
+        their places: what is not yet in the log."""
+        return self._final(mark=False)
+
+    def _final(self, mark: bool) -> list[str]:
+        """The screen's logical lines top to bottom, each after the waiting lines it waits for;
+        then the waiting lines left over."""
+        out: list[str] = []
+        written: set[int] = set()
+        marked: list[Line] = []
+        starts = self.emu.screen_lines_at()
+        ends = [row for row, _ in starts[1:]] + [len(self.rows)]
+        for (row, text), end in zip(starts, ends):
+            parts = self.rows[row:end]
+            for line in self.waiting.walk([w for part in parts for w in self.waiting.before(part)], written):
+                out.append(self.waiting.said(line))
+                marked.append(line)
+            marked.extend(parts)
+            out.append(text.replace("\xa0", " "))
+        for line in self.waiting.walk(self.waiting.lines, written):
+            out.append(self.waiting.said(line))
+            marked.append(line)
+        if mark:
+            for line in marked:
+                line.done = True
+            self.waiting.clear()
         return out
 
     def resize(self, t: float, cols: int, rows: int) -> Frame:
         frame = Frame()
-        self._release(frame, everything=True)  # the rows reflow: anchors lose their meaning
+        frame.logged += self.waiting.release(t, everything=True)  # the rows reflow: places lose their meaning
         frame.logged.extend(self.emu.resize(cols, rows))
-        old = {r.text: r.since for r in self.rows}
-        self.rows = [Row(text, old.get(text, t)) for text in (self._row(i) for i in range(rows))]
+        old = {line.text: line for line in self.rows if line.text.strip()}
+        self.rows = [old.pop(text, None) or Line.drawn(t, text) for text in (self._row(i) for i in range(rows))]
         return frame
 
     def finish(self) -> list[str]:
-        """The final screen (trailing blank rows dropped), after anything held back."""
+        """The final screen (trailing blank rows dropped), after anything waiting before it."""
         lines = self.emu.flush()
-        screen = self.screen_lines()
-        self._held = []
+        screen = self._final(mark=True)
         while screen and not screen[-1].strip():
             screen.pop()
         return lines + screen

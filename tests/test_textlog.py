@@ -3,7 +3,8 @@
 import pytest
 
 from supervisor.emulator import make
-from supervisor.textlog import TextLog, shape
+from supervisor.lines import shape
+from supervisor.textlog import TextLog
 
 EMULATORS = ["avt", "pyte"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from .. import userturns
 from ..config import DEFAULT_BUDGET
 from ..patterns import PatternSet
-from ..textlog import shape
+from ..lines import shape
 from ..transcript import user_text
 
 SHARES = {"request": 0.15, "salient": 0.45, "recent": 0.40}
