@@ -211,10 +211,8 @@ def strip(text: str, given: Given, mark: bool = True) -> str:
                 # and the fragments of it right before and after
                 (first, _), (_, last) = segments[0], segments[-1]
                 floor = drop[-1][1] if drop else -1
-                while first - 1 > floor and fragment(normalized[first - 1], text):
-                    first -= 1
-                while last + 1 < len(lines) and fragment(normalized[last + 1], text):
-                    last += 1
+                first = _reach(first, -1, floor, normalized, lambda n: fragment(n, text))
+                last = _reach(last, 1, len(lines), normalized, lambda n: fragment(n, text))
                 segments[0] = (first, segments[0][1])
                 segments[-1] = (segments[-1][0], last)
                 drop.extend(segments)
@@ -246,6 +244,17 @@ def strip(text: str, given: Given, mark: bool = True) -> str:
         at = last + 1
     out.extend(lines[at:])
     return "\n".join(out)
+
+
+def _reach(at: int, step: int, bound: int, normalized: list[str], fragment) -> int:
+    """From line `at`, how far (by `step`, short of `bound`) the fragments of an echo go on,
+    over blank lines between them (a bullet list of "- (none)" under headings)."""
+    i = at + step
+    while i != bound and (not normalized[i] or fragment(normalized[i])):
+        if normalized[i]:
+            at = i
+        i += step
+    return at
 
 
 def is_echo_text(text: str, given: Given) -> bool:

@@ -54,6 +54,7 @@ def find(text: str, patterns: PatternSet | None) -> list[Turn]:
     for begin in _tool_output(text, patterns.of("tool_output"), starts):
         firsts.pop(begin, None)
     turns: list[Turn] = []
+    long: dict[str, list[str]] = {}  # the long messages so far, white space folded, by their start
     for begin in sorted(firsts):
         words = [firsts[begin]]
         at = _next_line(text, begin)
@@ -64,9 +65,28 @@ def find(text: str, patterns: PatternSet | None) -> list[Turn]:
             words.append(said)
             at = _next_line(text, at)
         message = "\n".join(words).strip()
-        if message and (not turns or turns[-1].text != message):
+        if message and (not turns or turns[-1].text != message) and not _part_of_earlier(message, long):
             turns.append(Turn(begin, message))
     return turns
+
+
+# A message read again later as only its beginning is the earlier one redrawn in part (Gemini
+# CLI's input box keeps a long message's first row, logged apart from its wrapped rest), not
+# a new one: a new message that is word for word the start of an earlier long one is rare,
+# and shorter ones ("fix the tests") are kept whatever they begin.
+PART_MIN = 60
+
+
+def _part_of_earlier(message: str, long: dict[str, list[str]]) -> bool:
+    """Is `message` the beginning of an earlier long message? (Remembers it in `long` if not.)"""
+    folded = " ".join(message.split())
+    if len(folded) < PART_MIN:
+        return False
+    earlier = long.setdefault(folded[:PART_MIN], [])
+    if any(len(other) > len(folded) and other.startswith(folded) for other in earlier):
+        return True
+    earlier.append(folded)
+    return False
 
 
 def _tool_output(text: str, blocks, starts) -> list[int]:

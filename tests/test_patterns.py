@@ -59,6 +59,15 @@ def test_the_users_messages_are_read_verbatim_from_the_screen(fixture):
     assert messages(user_turns(lines, SHIPPED[fixture.agent])) == messages(fixture.expected["user_turns"])
 
 
+def test_a_long_message_read_again_as_its_beginning_is_one_message():
+    """Gemini CLI's input box keeps a long message's first row, logged apart from the rest:
+    read again later, it is that message, not a new one. A short message that begins an
+    earlier one ("fix the tests") is the user's own."""
+    long = "please read this long single-line message that goes on past the right edge of the terminal"
+    lines = [f" > {long}", "✦ Fake reply", " > fix the tests", "✦ Fake reply", f" > {long[:70]}", " > fix the", "✦ Fake reply"]
+    assert user_turns(lines, SHIPPED["gemini"]) == [long, "fix the tests", "fix the"]
+
+
 def _fixture(agent: str, name: str) -> Path:
     return next(f.path for f in RECORDINGS if f.agent == agent and f.path.name == name)
 
