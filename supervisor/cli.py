@@ -199,6 +199,33 @@ def sessions(as_json: bool = typer.Option(False, "--json", help="Print a JSON ar
 
 
 @app.command()
+def ps(
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
+    watch: bool = typer.Option(False, "--watch", help="Show it again every --interval seconds until Ctrl-C."),
+    interval: float = typer.Option(1.0, "--interval", min=0.1, help="Seconds between two views with --watch."),
+) -> None:
+    """Every running session and what its agent is doing, newest first: working, waiting at its prompt, permission (a dialog waits for you), compacting, limited until a time, or starting."""
+    from . import ps as listing
+    import time
+
+    store = _store()
+    try:
+        while True:
+            items = listing.rows(store)
+            text = json_text(items) if as_json else "\n".join(listing.table(items))
+            if watch and not as_json and sys.stdout.isatty():
+                text = "\x1b[H\x1b[2J" + text  # the view redrawn in place
+            typer.echo(text)
+            if not watch:
+                return
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        return
+    finally:
+        store.close()
+
+
+@app.command()
 def show(
     session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),

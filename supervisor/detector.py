@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import echoes, saferegex
-from .patterns import STATE_KINDS, Pattern, PatternSet
+from .patterns import EVENT_OF, STATE_KINDS, Pattern, PatternSet
 from .lines import is_update, shape
 
 LOOKS_RELATED = re.compile(r"compact|compress|context|summari[sz]", re.IGNORECASE)
@@ -55,6 +55,7 @@ class Detector:
         self.idle = False
         self.busy = False  # a busy line ("esc to interrupt") is on screen
         self._context_bucket: int | None = None  # the last context_low fired, in steps of 5%
+        self.context_left: int | None = None  # percent, as the agent last showed it
         # What supervise gave the agent: its echo on screen (it says "compacted") is no detection.
         # Replaced whole, never changed in place: another thread hands new texts in.
         self.given = echoes.Given.of([])
@@ -89,6 +90,7 @@ class Detector:
                     continue  # a state (idle, busy: decided below from the whole screen) or the user's own words
                 values = _values(pattern.event, m)
                 if pattern.event == "context_low":
+                    self.context_left = values["pct_left"]
                     # a level, not a line: fire when it drops into a new 5% step below the threshold
                     bucket = values["pct_left"] // 5
                     if values["pct_left"] > self.patterns.context_low_at:
@@ -110,7 +112,7 @@ class Detector:
                     if shown <= earlier.count or row < max(_rows(pattern, key[1], screen), default=-1):
                         continue
                 self._active[key] = Sighting(pattern, t, max(shown, 1), True)
-                found.append(Detection(pattern.event, t, text.strip(), pattern.qualified, row, values))
+                found.append(Detection(EVENT_OF.get(pattern.event, pattern.event), t, text.strip(), pattern.qualified, row, values))
             if not matched and self.unrecognized and LOOKS_RELATED.search(text) and not given.holds_ours(text):
                 found.extend(self._unrecognized(t, row, text))
         if self._active:
@@ -213,7 +215,7 @@ class Sighting:
 
 def _one_per_kind(found: list[Detection]) -> list[Detection]:
     """Different patterns of one kind on one screen (a dialog's question and its footer) are
-    one sighting: the first, naming every pattern that matched. The same pattern twice (two
+    one sighting: the first, naming every pattern that matched, with the values any of them read. The same pattern twice (two
     markers in one burst of output) stays two."""
     out: list[Detection] = []
     for d in found:
@@ -222,6 +224,8 @@ def _one_per_kind(found: list[Detection]) -> list[Detection]:
             out.append(d)
         else:
             group.values.setdefault("also", []).append({"pattern": d.pattern, "text": d.text})
+            for key, value in d.values.items():  # what the first did not say (a limit's zone)
+                group.values.setdefault(key, value)
     return out
 
 

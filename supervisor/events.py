@@ -95,6 +95,16 @@ class EventSink:
             except Exception as exc:
                 self.fail("event store", exc)
 
+    def set_state(self, state: str, since: str, detail: dict) -> None:
+        """What the agent is doing now (states.py), for `supervise ps`."""
+        if self.store is None:
+            return
+        with self._lock:
+            try:
+                self.store.set_state(self.session_id, state, since, detail)
+            except Exception as exc:
+                self.fail("event store", exc)
+
     def _insert(self, kind: str, t: float, detail: dict) -> int | None:
         if self.store is None:
             return None

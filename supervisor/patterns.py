@@ -26,6 +26,7 @@ EVENT_KINDS = (
     "context_overflow",
     "idle_prompt",
     "permission_prompt",
+    "limit",  # a usage limit reached: the event `limit_reached`, its reset time read from named groups (limits.py)
     "busy",  # not stored: while a busy line is on screen, the agent is not idle
     "user_input",  # not stored: a line of the conversation that is what the user typed
     "user_input_continued",  # not stored: a further line of the same user message
@@ -34,6 +35,8 @@ EVENT_KINDS = (
 # Kinds that describe the screen rather than happen on it: the detector fires no event for them.
 STATE_KINDS = ("idle_prompt", "busy", "user_input", "user_input_continued", "tool_output")
 USER_KINDS = ("user_input", "user_input_continued")
+# A pattern kind whose event is named otherwise: what happened, not what the line is.
+EVENT_OF = {"limit": "limit_reached"}
 # Agents supervise ships patterns for, by command name: one of these with no pattern set
 # means an install without its pattern files, or a user file that renamed the agent.
 KNOWN_AGENTS = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode", "aider": "Aider"}

@@ -21,9 +21,10 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
-from . import emulator as emulators, patterns
+from . import emulator as emulators, limits, patterns
 from .plaintext import no_controls
 from .detector import Detector
 from .errors import SuperviseError
@@ -319,7 +320,10 @@ class Renderer:
         with self._detect_lock:
             found = self.detector.feed(t, frame.appeared, screen)
         for d in found:
-            self._emit(d.kind, d.t, d.detail(), "regex")
+            detail = d.detail()
+            if d.kind == "limit_reached":
+                detail.update(limits.reading(detail, datetime.now().astimezone()))
+            self._emit(d.kind, d.t, detail, "regex")
         for why in self.detector.patterns.turned_off():
             if why not in self._told:
                 self._told.add(why)

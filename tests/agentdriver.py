@@ -19,10 +19,11 @@ CLAUDE_VERSION = json.loads((ROOT / "tests" / "agents" / "package.json").read_te
 # 2.1.330 nor the SDK marks as retiring (claude-sonnet-4-5 retires on 2026-11-30). With it
 # Claude Code starts in manual mode; newer models start it in auto mode.
 CLAUDE_MODEL = "claude-haiku-4-5"
-# Claude Code idle at its prompt, in either permission mode it starts in:
-# "⏸ manual mode on · ? for shortcuts" or "⏵⏵ auto mode on (shift+tab to cycle)" (busy, the
-# latter gains " · esc to interrupt").
-CLAUDE_IDLE = r"\? for shortcuts|⏵⏵ auto mode on \(shift\+tab to cycle\)(?!.*esc to interrupt)"
+# Claude Code idle at its prompt, in every permission mode (shift+tab cycles them):
+# "⏸ manual mode on · ? for shortcuts", "⏵⏵ accept edits on (shift+tab to cycle)", "⏸ plan mode
+# on (shift+tab to cycle)", "⏵⏵ auto mode on (shift+tab to cycle)" (busy, each gains " · esc
+# to interrupt"). As the shipped idle patterns read it.
+CLAUDE_IDLE = r"\? for shortcuts|(?:⏸|⏵⏵) [a-z ]+ on \(shift\+tab to cycle\)(?!.*esc to interrupt)"
 
 
 def claude_bin() -> str:
@@ -48,6 +49,29 @@ def claude_env(home: Path, project: Path, api_url: str) -> dict:
         DISABLE_AUTOUPDATER="1",
         TERM="xterm-256color",
     )
+    return env
+
+
+LOGIN_TOKEN = "sk-ant-oat01-login-token-for-tests"
+
+
+def claude_login(home: Path, api_url: str) -> None:
+    """Make `home` a subscription login's: `~/.claude/.credentials.json` with an OAuth entry
+    (what `claude` writes at /login) and `~/.claude/settings.json` pointing it at `api_url`
+    (the one stand-in: the endpoint). Claude Code then sends `Authorization: Bearer <token>`."""
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": api_url}}))
+    expires = int((time.time() + 3600) * 1000)
+    (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
+        "accessToken": LOGIN_TOKEN, "refreshToken": "sk-ant-ort01-refresh", "expiresAt": expires,
+        "scopes": ["user:inference", "user:profile"], "subscriptionType": "max",
+    }}))
+
+
+def claude_login_env(home: Path, project: Path, api_url: str) -> dict:
+    """`claude_env` on a subscription login instead of a key: no ANTHROPIC_* variable at all."""
+    env = {k: v for k, v in claude_env(home, project, api_url).items() if not k.startswith("ANTHROPIC_")}
+    claude_login(home, api_url)
     return env
 
 

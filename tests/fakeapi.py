@@ -143,6 +143,24 @@ def structured(data: Any, usage: dict | None = None) -> Responder:
     return reply
 
 
+def usage_limit(reset: int, claim: str = "five_hour") -> Reply:
+    """A subscription's usage limit, as the API tells a login: 429 with the
+    `anthropic-ratelimit-unified-*` headers, `reset` in epoch seconds. Claude Code on a login
+    then says "You've hit your 5-hour limit · resets 7:45am (UTC)"; on a key it retries."""
+    window = {"five_hour": "5h", "seven_day": "7d"}.get(claim, claim)
+    return {
+        "status": 429,
+        "message": "This request would exceed your account's rate limit. Please try again later.",
+        "headers": {
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": str(reset),
+            f"anthropic-ratelimit-unified-{window}-status": "rejected",
+            f"anthropic-ratelimit-unified-{window}-reset": str(reset),
+            "anthropic-ratelimit-unified-representative-claim": claim,
+        },
+    }
+
+
 def default_reply(req: Request) -> Reply:
     if req.tool(STRUCTURED_OUTPUT):
         return structured(SAMPLE_CONTEXT)(req)

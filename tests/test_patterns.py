@@ -10,6 +10,7 @@ import pytest
 from conftest import run_cli
 from supervisor import echoes, patterns
 from supervisor.contexts import schema
+from supervisor.detector import Detector
 from supervisor.errors import SuperviseError
 from supervisor.patterncheck import check, log_lines
 from supervisor.userturns import user_turns
@@ -19,7 +20,7 @@ import fixtureset
 SHIPPED = patterns.load_all(env={})
 
 
-NOT_IDLE = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow", "permission_prompt"}
+NOT_IDLE = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow", "permission_prompt", "limit_reached"}
 RECORDINGS = fixtureset.load()
 
 
@@ -66,6 +67,27 @@ def test_a_long_message_read_again_as_its_beginning_is_one_message():
     long = "please read this long single-line message that goes on past the right edge of the terminal"
     lines = [f" > {long}", "✦ Fake reply", " > fix the tests", "✦ Fake reply", f" > {long[:70]}", " > fix the", "✦ Fake reply"]
     assert user_turns(lines, SHIPPED["gemini"]) == [long, "fix the tests", "fix the"]
+
+
+@pytest.mark.parametrize(
+    "footer, idle",
+    [  # as Claude Code 2.1.330 draws them (modes, modes-narrow at 60 columns, context-low), and 2.1.197
+        ("  ⏸ manual mode on · ? for shortcuts · ← for agents", True),
+        ("  ⏸ manual mode on · esc to interrupt · ← for agents", False),
+        ("  ⏵⏵ accept edits on (shift+tab to cycle) · ← for agents", True),
+        ("  ⏵⏵ accept edits on (shift+tab to cycle) · esc to interrupt · ← for agents", False),
+        ("  ⏵⏵ accept edits on · esc to interrupt · ← for agents", False),
+        ("  ⏸ plan mode on (shift+tab to cycle) · ← for agents", True),
+        ("  ⏸ plan mode on (shift+tab to cycle) · esc to interrupt …", False),
+        ("  ⏵⏵ auto mode on (shift+tab to cycle) · ← for agents", True),
+        ("  ⏵⏵ auto mode on (shift+tab to cycle) · esc to interrupt · ← for agents", False),
+        ("  ? for shortcuts · ← for agents", True),
+    ],
+)
+def test_claude_codes_footer_tells_idle_from_busy_in_every_permission_mode(footer, idle):
+    detector = Detector(SHIPPED["claude"])
+    detector.feed(0.0, [(1, footer)], ["❯", footer])
+    assert (detector.idle, detector.busy) == (idle, not idle)
 
 
 def _fixture(agent: str, name: str) -> Path:

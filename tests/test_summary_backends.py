@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import sessiongen
-from agentdriver import claude_bin
+from agentdriver import LOGIN_TOKEN as TOKEN, claude_bin, claude_login
 from conftest import run_cli
 from fakeapi import STRUCTURED_OUTPUT, FakeAnthropic, structured
 from helpers import wait_for
@@ -25,7 +25,6 @@ from supervisor.contexts import digest, schema, summarizer
 from supervisor.contexts.backends import choose
 from supervisor.store import Store
 
-TOKEN = "sk-ant-oat01-login-token-for-tests"
 GOOD = sessiongen.CONTEXT
 EMPTY = {key: "" if key in schema.TEXT_FIELDS else [] for key in (*schema.TEXT_FIELDS, *schema.LIST_FIELDS)}
 # Claude Code's own system prompt, which ours replaces (~15,000 tokens of it).
@@ -41,14 +40,9 @@ def api():
 @pytest.fixture
 def claude_home(tmp_path, api):
     home = tmp_path / "user-home"
-    (home / ".claude").mkdir(parents=True)
+    home.mkdir()
     (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True}))
-    (home / ".claude" / "settings.json").write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": api.url}}))
-    expires = int((time.time() + 3600) * 1000)
-    (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
-        "accessToken": TOKEN, "refreshToken": "sk-ant-ort01-refresh", "expiresAt": expires,
-        "scopes": ["user:inference", "user:profile"], "subscriptionType": "max",
-    }}))
+    claude_login(home, api.url)
     return home
 
 

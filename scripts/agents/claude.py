@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
 
-from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL as MODEL, Screen, claude_env  # noqa: E402  (common puts tests/ on the path)
-from fakeapi import FakeAnthropic, default_reply  # noqa: E402
+from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL as MODEL, Screen, claude_env, claude_login_env  # noqa: E402  (common puts tests/ on the path)
+from fakeapi import FakeAnthropic, default_reply, usage_limit  # noqa: E402
 
 PACKAGE = "@anthropic-ai/claude-code"
 PASTE = ["please check these three things:", "the build script runs on a clean checkout", "the tests pass twice in a row"]
@@ -166,6 +166,29 @@ def classic_compact(screen, api):
     turns(screen, 1, start=5)
 
 
+def modes(screen, api):
+    """shift+tab through every permission mode, a turn in each: each mode's footer, idle and
+    busy, until it is back to the first."""
+    for i in range(1, 6):
+        turn(screen, f"turn {i}: please say hello")
+        screen.child.send("\x1b[Z")  # shift+tab
+        settle(screen, 1.5)
+
+
+def limit(screen, api):
+    """On a subscription login: the second turn is answered with a usage limit (reset two
+    minutes ahead); then the user types again while limited."""
+    turns(screen, 1)
+    api.add(usage_limit(int(time.time()) + 120), match=lambda r: "turn 2" in r.last_user_text() or "continue" in r.last_user_text(), times=None)
+    screen.type("turn 2: please say hello")
+    wait(screen, r"limit", 60)
+    settle(screen, 2.0)
+    screen.type("continue")
+    wait_until(screen, lambda: any("continue" in r.last_user_text() for r in api.messages()), 60,
+               lambda: f"the continue never reached the API; the screen shows:\n{visible(screen)}")
+    settle(screen, 3.0)
+
+
 def given_answered(api) -> int:
     """How many of supervise's contexts Claude Code has sent the model as a turn."""
     return sum(1 for r in api.messages() if r.has_tools and not r.is_compaction and "[supervise]" in r.last_user_text())
@@ -202,10 +225,15 @@ SCENARIOS = {
     "classic-turns": classic_turns,
     "classic-compact": classic_compact,
     "chained": chained,  # supervise types its context back (common.recording with `given`)
+    "modes": modes,
+    "modes-narrow": modes,
+    "limit": limit,
 }
 CLASSIC = {"CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN": "1"}
 EXTRA_ENV = {"classic-turns": CLASSIC, "classic-compact": CLASSIC}
 DEFAULT_MODEL = {"context-low"}  # no --model: what a new user gets
+SIZES = {"modes-narrow": (60, 30)}  # (columns, rows); else 120x40
+LOGIN = {"limit"}  # a subscription login, not a key: only a login is told of usage limits
 
 
 def record(version: str, out: Path) -> None:
@@ -222,7 +250,7 @@ def record(version: str, out: Path) -> None:
             with FakeAnthropic() as api:
                 # a summary takes a moment, as a real one does: the spinner is drawn every time
                 api.add(lambda r: {**default_reply(r), "delay": 1.5}, match=lambda r: r.is_compaction, times=None)
-                env = claude_env(base / "home", project, api.url)
+                env = (claude_login_env if name in LOGIN else claude_env)(base / "home", project, api.url)
                 env.update(
                     TMPDIR=str(base / "tmp"),
                     XDG_CONFIG_HOME=str(base / "home" / ".config"),
@@ -234,7 +262,8 @@ def record(version: str, out: Path) -> None:
                 (base / "tmp").mkdir()
                 argv = [exe] if name in DEFAULT_MODEL else [exe, "--model", MODEL]
                 given: list | None = [] if name == "chained" else None
-                with recording(name, argv, env, project, out, given=given) as screen:
+                cols, rows = SIZES.get(name, (120, 40))
+                with recording(name, argv, env, project, out, cols=cols, rows=rows, given=given) as screen:
                     wait(screen, IDLE, 90)
                     settle(screen, 1.0)
                     script(screen, api)

@@ -1,0 +1,165 @@
+"""The database's schema: ordered, named migrations, applied whenever it opens (store.py),
+so a database written by an older supervise is upgraded in place. A change to the schema is
+a new migration at the end; a released one is never edited.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import sqlite_utils
+
+migrations = sqlite_utils.Migrations("supervise")
+
+
+@migrations()
+def m001_sessions_and_events(db: sqlite_utils.Database) -> None:
+    db["sessions"].create(
+        {
+            "id": str,
+            "name": str,
+            "command": str,
+            "argv": str,
+            "agent": str,
+            "cwd": str,
+            "started": str,
+            "ended": str,
+            "exit_code": int,
+            "status": str,
+            "pid": int,
+            "child_pid": int,
+            "cast_path": str,
+            "log_path": str,
+            "parent_id": str,
+        },
+        pk="id",
+        not_null={"command", "argv", "cwd", "started", "status"},
+        foreign_keys=[("parent_id", "sessions", "id")],
+    )
+    db["sessions"].create_index(["started"])
+    db["sessions"].create_index(["status"])
+    db["events"].create(
+        {"id": int, "session_id": str, "time": str, "offset": float, "kind": str, "detail": str},
+        pk="id",
+        not_null={"session_id", "time", "kind"},
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+    db["events"].create_index(["session_id", "offset"])
+    db["events"].create_index(["kind"])
+
+
+@migrations()
+def m002_agent_session_id(db: sqlite_utils.Database) -> None:
+    # The agent's own id for the session (Claude Code's session uuid), needed to resume it.
+    db["sessions"].add_column("agent_session_id", str)
+
+
+@migrations()
+def m003_contexts(db: sqlite_utils.Database) -> None:
+    db["contexts"].create(
+        {
+            "id": int,
+            "session_id": str,
+            "round": int,
+            "created": str,
+            "trigger": str,
+            "source": str,  # model | heuristic
+            "model": str,
+            "error": str,  # why the model was not used, when it was not
+            "digest_tokens": int,
+            "input_tokens": int,
+            "output_tokens": int,
+            "cost_usd": float,
+            "context": str,  # JSON
+            "prompt": str,
+        },
+        pk="id",
+        not_null={"session_id", "round", "created", "trigger", "source", "context", "prompt"},
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+    db["contexts"].create_index(["session_id", "round"], unique=True)
+
+
+@migrations()
+def m004_session_options(db: sqlite_utils.Database) -> None:
+    # How the session was run (pattern files, emulator, injection...), JSON: resume runs it alike.
+    db["sessions"].add_column("options", str)
+
+
+@migrations()
+def m005_context_offsets(db: sqlite_utils.Database) -> None:
+    # How far into the text log and the transcript (bytes) a round has read: the next round
+    # digests only what came since, chained with this one (a round costs the same at hour 5);
+    # and how long the round took to make.
+    db["contexts"].add_column("log_offset", int)
+    db["contexts"].add_column("transcript_offset", int)
+    db["contexts"].add_column("duration_ms", int)
+
+
+@migrations()
+def m006_agent_messages(db: sqlite_utils.Database) -> None:
+    # `supervise agent`'s conversation, message by message, in the order it happened.
+    db["messages"].create(
+        {
+            "id": int,
+            "session_id": str,
+            "seq": int,
+            "role": str,  # user | assistant | tool (a tool result; sent to the model in a user turn)
+            "content": str,  # JSON: the message's content blocks
+            "tokens": int,  # estimate
+            "usage": str,  # JSON: the step's usage from the API (assistant messages)
+            "interrupted": int,  # a partial answer kept when the user pressed Ctrl-C
+            "compacted": int,
+            "pruned": int,
+            "created": str,
+        },
+        pk="id",
+        not_null={"session_id", "seq", "role", "content", "created"},
+        defaults={"interrupted": 0, "compacted": 0, "pruned": 0},
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+    db["messages"].create_index(["session_id", "seq"], unique=True)
+
+
+@migrations()
+def m007_search(db: sqlite_utils.Database) -> None:
+    # The text logs, in chunks of whole lines, for full-text search (Datasette's search box):
+    # added as sessions run and when they end. Events and context prompts are searchable too.
+    db["log_chunks"].create(
+        {"id": int, "session_id": str, "start": int, "end": int, "text": str},
+        pk="id",
+        not_null={"session_id", "start", "end", "text"},
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+    db["log_chunks"].create_index(["session_id", "start"], unique=True)
+    db["log_chunks"].enable_fts(["text"], create_triggers=True)
+    db["events"].enable_fts(["kind", "detail"], create_triggers=True)
+    db["contexts"].enable_fts(["prompt"], create_triggers=True)
+
+
+@migrations()
+def m008_context_backend(db: sqlite_utils.Database) -> None:
+    # Who was asked for the context: api, claude or codex (that CLI on the user's login),
+    # gemini (always answers why it cannot), or heuristic (nobody).
+    # `source` still says what the context is (model or heuristic): a claude call that hit
+    # a usage limit is backend claude, source heuristic, with the reason in `error`.
+    db["contexts"].add_column("backend", str)
+
+
+def apply(db: sqlite_utils.Database) -> None:
+    try:
+        migrations.apply(db)
+    except sqlite3.OperationalError as exc:
+        # Two supervisors opening a new database at once: the other one won the race.
+        if "already exists" not in str(exc):
+            raise
+        migrations.apply(db)
+
+
+@migrations()
+def m009_session_state(db: sqlite_utils.Database) -> None:
+    # What a running session's agent is doing, as its screen shows it (states.py): written by
+    # the recorder when it changes, read by `supervise ps`.
+    db["sessions"].add_column("state", str)
+    db["sessions"].add_column("state_since", str)  # ISO 8601, UTC
+    db["sessions"].add_column("state_detail", str)  # JSON: reset_at, context_left, ...
