@@ -56,8 +56,22 @@ class Summary:
 
 
 @dataclass(frozen=True)
+class Notify:
+    """Who is told when an agent needs the user (the `[notify]` table)."""
+
+    # a shell command, its placeholders {id} {name} {agent} {state} {reset_at} filled in,
+    # each quoted for the shell (so written outside quotes): `notify-send supervise
+    # {name}:{state}`, an ntfy or Slack webhook through curl
+    command: str | None = None
+    done_after: float = 30.0  # "done": waiting at its prompt after working at least this long
+    debounce: float = 10.0  # one notice per session and state within this many seconds
+    timeout: float = 30.0  # a command still running then is killed
+
+
+@dataclass(frozen=True)
 class Settings:
     summary: Summary = Summary()
+    notify: Notify = Notify()
     every_seconds: float = 600.0  # a periodic context after this long with new output (0: never)
     every_chars: int = 256 * 1024  # ... or after this much new output (0: never)
     # Each context reads what is new on the GIL the renderer and the detector share: under
@@ -87,9 +101,11 @@ def load(env: Mapping[str, str] | None = None, **flags) -> Settings:
     """The settings in force. `flags`: Summary fields given on the command line (None: not given)."""
     env = os.environ if env is None else env
     try:
-        table = tomllib.loads(config_file(env).read_text()).get("summary", {})
+        tables = tomllib.loads(config_file(env).read_text())
     except (OSError, tomllib.TOMLDecodeError):
-        table = {}
+        tables = {}
+    table = tables.get("summary", {})
+    told = tables.get("notify", {})
     key_env = table.get("api_key_env")
     summary = Summary(
         backend=env.get("SUPERVISE_SUMMARY_BACKEND") or table.get("backend") or "auto",
@@ -106,6 +122,10 @@ def load(env: Mapping[str, str] | None = None, **flags) -> Settings:
     template_path = config_dir(env) / "context_prompt.txt"
     return Settings(
         summary=summary,
+        notify=Notify(
+            command=env.get("SUPERVISE_NOTIFY_COMMAND") or told.get("command") or None,
+            done_after=float(env.get("SUPERVISE_NOTIFY_DONE_AFTER") or told.get("done_after_seconds") or 30.0),
+        ),
         every_seconds=float(env.get("SUPERVISE_SUMMARY_EVERY_MINUTES", "10")) * 60,
         every_chars=int(float(env.get("SUPERVISE_SUMMARY_EVERY_KB", "256")) * 1024),
         min_seconds=float(env.get("SUPERVISE_SUMMARY_MIN_SECONDS", "60")),

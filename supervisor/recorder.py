@@ -27,16 +27,16 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
-from . import asciicast, channel, config, emulator as emulators, logindex, paths, states, transcript
+from . import asciicast, channel, config, emulator as emulators, logindex, paths, transcript
 from .channel import Compacted, Error, Injected, Message, Modes, Done, Note
 from .contexts.schema import quoted
 from .events import EventSink
 from .giveback import GiveBack
 from .keeper import ContextKeeper, Session as KeeperSession
 from .render import Renderer
+from .statewatch import StateWatch
 from .store import ACTIVE, INTERRUPTED, Store
 from .termmodes import ModeTracker
 
@@ -99,10 +99,9 @@ class Recorder:
             fail=self._fail, report=self._report, now=self._now, cast_path=cfg.cast_path,
         )
         if cfg.agent:
-            self.states = states.Tracker()
-            self._states_lock = threading.Lock()  # events come from several threads, frames from the render thread
-            self.sink.listeners.append(self._state_event)
-            self.renderer.on_frame.append(self._state_frame)
+            self.states = StateWatch(self.sink, cfg.started_wall, self._session_names(), settings.notify, self._fail)
+            self.sink.listeners.append(self.states.on_event)
+            self.renderer.on_frame.append(self.states.on_frame)
         self.keeper: ContextKeeper | None = None
         self.giveback: GiveBack | None = None
         if cfg.agent and cfg.contexts:
@@ -156,18 +155,15 @@ class Recorder:
         elif kind == "compaction_finished":
             self._send(Compacted())
 
-    def _state_event(self, kind: str, t: float, detail: dict) -> None:
-        with self._states_lock:
-            self.states.event(kind, t, detail)
-
-    def _state_frame(self, t: float, screen: list[str], detector) -> None:
-        with self._states_lock:
-            state, events = self.states.frame(t, detector.idle, detector.busy, detector.dialog_up(screen), detector.context_left)
-        for kind, detail in events:
-            self.sink.emit(kind, t, detail, "screen")
-        if state is not None:
-            wall = (self.config.started_wall or time.time() - t) + state.since
-            self.sink.set_state(state.name, datetime.fromtimestamp(wall, timezone.utc).isoformat(timespec="milliseconds"), state.detail)
+    def _session_names(self) -> dict:
+        """The session's id, name and agent (for notices)."""
+        names = {"id": self.config.session_id, "name": None, "agent": self.config.agent}
+        try:
+            if self._store is not None:
+                names["name"] = self._store.get_session(self.config.session_id)["name"]
+        except Exception as exc:
+            self._fail("event store", exc)
+        return names
 
     def _context_made(self, row: dict, session_id: str) -> None:
         self.renderer.detector.add_given(row["prompt"], quoted(row["context"]))

@@ -72,7 +72,11 @@ def test_ps_follows_claude_code_through_every_state_and_its_usage_limit(tmp_path
         reset = int(time.time()) + 25
         api.add(usage_limit(reset), match=lambda r: "limited" in r.last_user_text())
         api.add(lambda r: {**default_reply(r), "delay": 3.0}, match=lambda r: time.time() >= reset and not r.is_compaction, times=None)
-        env = {**claude_login_env(tmp_path / "claude-home", project, api.url), "SUPERVISE_HOME": str(home)}
+        told = tmp_path / "told"
+        env = {**claude_login_env(tmp_path / "claude-home", project, api.url), "SUPERVISE_HOME": str(home),
+               # the user's notify command, a slow one: the session never waits for it
+               "SUPERVISE_NOTIFY_COMMAND": f"sleep 0.5; echo {{id}} {{agent}} {{state}} {{reset_at}} >> {told}",
+               "SUPERVISE_NOTIFY_DONE_AFTER": "3"}
         screen = Screen(["--", claude_bin(), "--model", CLAUDE_MODEL], env, project, cols=120, rows=30)
         watcher = Watcher(env)
         watcher.start()
@@ -102,6 +106,7 @@ def test_ps_follows_claude_code_through_every_state_and_its_usage_limit(tmp_path
             time.sleep(max(0.0, reset + 1 - time.time()))
             screen.type("continue")
             watcher.listed("working", shown(screen, "esc to interrupt"))
+            shown(screen, IDLE)
             sid = latest()["id"]
             store = Store.open_default({"SUPERVISE_HOME": str(home)})
             try:
@@ -118,6 +123,11 @@ def test_ps_follows_claude_code_through_every_state_and_its_usage_limit(tmp_path
             screen.child.sendcontrol("c")
             screen.close()
             watcher.join(10)
+    # the user's command was run once per change worth telling, its placeholders filled
+    lines = wait_for(lambda: (lambda t: t if t.count("\n") >= 5 else None)(told.read_text() if told.exists() else ""), 10).splitlines()
+    assert [line.split()[1:3] for line in lines] == [["claude", s] for s in ("done", "permission", "compacting", "limited", "done")]
+    assert {line.split()[0] for line in lines} == {sid}
+    assert lines[3].split()[3] == row["reset_at"]
     print(f"ps lists each state this long after the screen shows it: {late}")
     assert all(seconds <= SOON for seconds in late.values()), late
     # once the session is over it is not running

@@ -1,0 +1,54 @@
+"""Notices: which state changes tell the user, and the user's command run for each, safely."""
+
+import time
+
+from supervisor.config import Notify
+from supervisor.notify import Notices, Runner, command_line
+from supervisor.states import State
+
+
+def notices(steps, **settings) -> list[str]:
+    n = Notices(Notify(command="true", **settings))
+    return [told for told in (n.change(State(name, float(t))) for t, name in steps) if told]
+
+
+def test_a_dialog_a_limit_a_compaction_and_a_long_turn_done_are_told():
+    steps = [(0, "waiting"), (1, "working"), (40, "waiting"), (50, "working"), (55, "permission"), (60, "working"),
+             (61, "compacting"), (70, "working"), (90, "limited")]
+    assert notices(steps, done_after=30.0) == ["done", "permission", "compacting", "limited"]
+
+
+def test_a_short_turn_is_not_done_and_a_repeat_within_the_debounce_is_one_notice():
+    steps = [(0, "working"), (5, "waiting"), (6, "working"), (7, "permission"), (8, "working"), (9, "permission"), (30, "permission")]
+    assert notices(steps, done_after=30.0, debounce=10.0) == ["permission", "permission"]
+
+
+def test_placeholders_are_quoted_so_a_name_cannot_run_a_command(tmp_path):
+    out, pwned = tmp_path / "out", tmp_path / "pwned"
+    name = f"x; touch {pwned} $(touch {pwned}) `touch {pwned}`\x1b[31m"
+    line = command_line(f"printf '%s|' {{id}} {{name}} {{state}} {{reset_at}} > {out}", {"id": "abc234", "name": name, "state": "done"})
+    failures = []
+    runner = Runner(Notify(command="x"), lambda where, exc: failures.append(exc))
+    runner._run(line)
+    assert out.read_text() == f"abc234|x; touch {pwned} $(touch {pwned}) `touch {pwned}`|done||"  # the escape sequence gone whole
+    assert not pwned.exists() and not failures
+
+
+def test_a_failing_or_hanging_command_never_holds_up_the_session_and_is_told_once(tmp_path):
+    failures = []
+    runner = Runner(Notify(command="exit 3", timeout=1.0), lambda where, exc: failures.append(str(exc)))
+    started = time.monotonic()
+    for _ in range(3):
+        runner.notify({"id": "abc234", "state": "done"})
+    assert time.monotonic() - started < 0.1  # queued, not run on the caller's thread
+    deadline = time.monotonic() + 5
+    while len(failures) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert failures and "exited with 3" in failures[0]
+    hung = []
+    slow = Runner(Notify(command="sleep 30", timeout=0.5), lambda where, exc: hung.append(str(exc)))
+    slow.notify({"id": "abc234"})
+    deadline = time.monotonic() + 5
+    while not hung and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert hung and "was stopped" in hung[0]
