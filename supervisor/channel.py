@@ -263,8 +263,19 @@ class Done:
     """The recorder has written everything."""
 
 
-Message = Error | Injected | Compacted | Inject | Modes | Done
-_TYPES = {cls.__name__: cls for cls in (Error, Injected, Compacted, Inject, Modes, Done)}
+@dataclass(frozen=True)
+class Terminal:
+    """For the user's terminal, not the agent's screen (termwrite.py): `title` (`text`; None
+    puts the title back), `bell`, or `osc` (a desktop notification saying `text`). `id`: the
+    wait a title shows; a key from the user calls it off (the loop answers with a Note,
+    `cancelled`)."""
+    kind: str
+    text: str | None = None
+    id: int = 0
+
+
+Message = Error | Injected | Compacted | Inject | Modes | Done | Terminal
+_TYPES = {cls.__name__: cls for cls in (Error, Injected, Compacted, Inject, Modes, Done, Terminal)}
 
 
 def encode(message: Message) -> bytes:
@@ -285,7 +296,8 @@ def decode(line: bytes) -> Message | None:
 @dataclass(frozen=True)
 class Note:
     """What the loop did with an Inject: `declined` (why), or `typed` (Enter pressed at loop
-    time `t`, with `held` of the user's keys held back meanwhile)."""
+    time `t`, with `held` of the user's keys held back meanwhile); or with a wait a Terminal
+    title showed: `cancelled` (the user typed)."""
     id: int
     state: str
     why: str | None = None

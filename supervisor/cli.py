@@ -35,6 +35,9 @@ RUN_CONTEXT = {"allow_interspersed_args": False, "ignore_unknown_options": True}
 INJECT_MODES = ("auto", "type", "off")
 BACKEND_HELP = ("Who makes the session contexts: auto (default: the API with a key, else Claude Code or Codex on your own "
                 "login (the session's own agent first), else the heuristic), api, claude, codex, gemini, heuristic.")
+ON_LIMIT_HELP = ("When the agent hits a usage limit: notify (an event, a notice, the state in `supervise ps`), wait (also type a "
+                 "continue once the limit has reset and the agent is idle at its prompt, unless you typed meanwhile), or off. "
+                 "Default: [limits] on_limit, else notify.")
 INJECT_HELP = ("Give the agent its session context back after compaction and on resume: auto (Claude Code: "
                "its SessionStart hook, else typed at the idle prompt), type (always typed), off.")
 
@@ -65,6 +68,7 @@ def run(
     pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file (repeatable); overrides by agent name."),
     inject: str = typer.Option("auto", "--inject", help=INJECT_HELP),
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
+    on_limit: Optional[str] = typer.Option(None, "--on-limit", help=ON_LIMIT_HELP),
 ) -> None:
     """Run COMMAND under the supervisor: `supervise run [OPTIONS] -- COMMAND [ARGS]...`"""
     from . import config
@@ -78,9 +82,9 @@ def run(
     opts = RunOptions(
         argv=list(command), name=name, agent=agent, record_input=record_input, emulator=emulator,
         pattern_files=[str(p) for p in pattern_files or []], inject=_check_inject(inject),
-        summary_backend=summary_backend,
+        summary_backend=summary_backend, on_limit=on_limit,
     )
-    config.load(backend=summary_backend)  # a setting that is wrong stops here, not in the recorder
+    config.load(backend=summary_backend, on_limit=on_limit)  # a setting that is wrong stops here, not in the recorder
     raise typer.Exit(run_session(opts))
 
 
@@ -92,6 +96,7 @@ def resume(
     fresh: bool = typer.Option(False, "--fresh", help="Start the agent's conversation anew (no `claude --resume`); the context is still given."),
     inject: Optional[str] = typer.Option(None, "--inject", help=INJECT_HELP + " Default: as the session was run."),
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
+    on_limit: Optional[str] = typer.Option(None, "--on-limit", help=ON_LIMIT_HELP),
 ) -> None:
     """Start a new session linked to an earlier one: same command, directory, agent and
     options; for Claude Code with `--resume <its session id>`. The earlier session's context
@@ -99,7 +104,7 @@ def resume(
     from . import agent as agents, claude, config
     from .session import RunOptions, run as run_session
 
-    config.load(backend=summary_backend)  # a setting that is wrong stops here, not in the recorder
+    config.load(backend=summary_backend, on_limit=on_limit)  # a setting that is wrong stops here, not in the recorder
     store = _store()
     if last:
         if session_id:  # with --last, a positional word is an extra argument
@@ -135,7 +140,7 @@ def resume(
         emulator=options.get("emulator", "avt"),
         pattern_files=[p for p in options.get("pattern_files", []) if Path(p).exists()],
         inject=_check_inject(inject or options.get("inject", "auto")),
-        summary_backend=summary_backend,
+        summary_backend=summary_backend, on_limit=on_limit,
     )
     raise typer.Exit(run_session(opts))
 

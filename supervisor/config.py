@@ -68,10 +68,26 @@ class Notify:
     timeout: float = 30.0  # a command still running then is killed
 
 
+ON_LIMIT = ("notify", "wait", "off")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What to do when the agent hits a usage limit (the `[limits]` table)."""
+
+    # notify: an event, a notice, the state in `ps`; wait: also type a continue once the
+    # limit has reset; off: nothing beyond the event
+    on_limit: str = "notify"
+    margin: float = 60.0  # seconds after the reset before the continue is typed
+    continue_text: str = "continue"
+    max_continues: int = 5  # per session
+
+
 @dataclass(frozen=True)
 class Settings:
     summary: Summary = Summary()
     notify: Notify = Notify()
+    limits: Limits = Limits()
     every_seconds: float = 600.0  # a periodic context after this long with new output (0: never)
     every_chars: int = 256 * 1024  # ... or after this much new output (0: never)
     # Each context reads what is new on the GIL the renderer and the detector share: under
@@ -97,8 +113,10 @@ def config_file(env: Mapping[str, str] | None = None) -> Path:
     return config_dir(env) / "config.toml"
 
 
-def load(env: Mapping[str, str] | None = None, **flags) -> Settings:
-    """The settings in force. `flags`: Summary fields given on the command line (None: not given)."""
+def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, **flags) -> Settings:
+    """The settings in force. `flags`: Summary fields given on the command line (None: not
+    given); `on_limit`: --on-limit."""
+    flags_on_limit = on_limit
     env = os.environ if env is None else env
     try:
         tables = tomllib.loads(config_file(env).read_text())
@@ -106,6 +124,7 @@ def load(env: Mapping[str, str] | None = None, **flags) -> Settings:
         tables = {}
     table = tables.get("summary", {})
     told = tables.get("notify", {})
+    limits = tables.get("limits", {})
     key_env = table.get("api_key_env")
     summary = Summary(
         backend=env.get("SUPERVISE_SUMMARY_BACKEND") or table.get("backend") or "auto",
@@ -126,6 +145,12 @@ def load(env: Mapping[str, str] | None = None, **flags) -> Settings:
             command=env.get("SUPERVISE_NOTIFY_COMMAND") or told.get("command") or None,
             done_after=float(env.get("SUPERVISE_NOTIFY_DONE_AFTER") or told.get("done_after_seconds") or 30.0),
         ),
+        limits=Limits(
+            on_limit=check_on_limit(flags_on_limit or env.get("SUPERVISE_ON_LIMIT") or limits.get("on_limit") or "notify"),
+            margin=float(env.get("SUPERVISE_LIMIT_MARGIN") or limits.get("margin_seconds") or 60.0),
+            continue_text=str(limits.get("continue_text") or "continue"),
+            max_continues=int(limits.get("max_continues") or 5),
+        ),
         every_seconds=float(env.get("SUPERVISE_SUMMARY_EVERY_MINUTES", "10")) * 60,
         every_chars=int(float(env.get("SUPERVISE_SUMMARY_EVERY_KB", "256")) * 1024),
         min_seconds=float(env.get("SUPERVISE_SUMMARY_MIN_SECONDS", "60")),
@@ -141,4 +166,11 @@ def check_backend(name: str) -> str:
         raise SuperviseError(f"unknown summary backend '{name}'",
                              f"use one of: {', '.join(BACKENDS)} (--summary-backend, SUPERVISE_SUMMARY_BACKEND or [summary] backend)",
                              exit_code=2)
+    return name
+
+
+def check_on_limit(name: str) -> str:
+    if name not in ON_LIMIT:
+        raise SuperviseError(f"unknown --on-limit '{name}'",
+                             f"use one of: {', '.join(ON_LIMIT)} (--on-limit, SUPERVISE_ON_LIMIT or [limits] on_limit)", exit_code=2)
     return name

@@ -2,7 +2,9 @@
 (and so forgets), and then carries on from the session context supervise gives it back.
 Nothing real is run; it only prints what an agent would, at a human pace. With --more it
 then takes the user's turns until /exit: each line is worked on, /compact compacts again
-(a line may carry notes after " | ": "decided: ...", "error: ...", "fixed: ...", "todo: ...")."""
+(a line may carry notes after " | ": "decided: ...", "error: ...", "fixed: ...", "todo: ..."),
+and a line starting "limit:" hits a usage limit that resets --limit-seconds later (until
+then every line is refused, as a subscription's agent does)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import re
 import select
 import sys
 import time
+from datetime import datetime, timezone
 
 REQUEST = "add a --json flag to the report command"
 WAIT = 30.0  # seconds to wait for the context after compacting
@@ -90,14 +93,27 @@ def carry_on(context: str) -> None:
         say("demo: the KeyError in src/report.py was already fixed: not doing it again")
 
 
+def limit_seconds() -> float:
+    args = sys.argv[1:]
+    return float(args[args.index("--limit-seconds") + 1]) if "--limit-seconds" in args else 60.0
+
+
 def conversation() -> int:
     """The user's turns until /exit: a line is worked on (an edit to each file it names,
     then the tests), /compact compacts and takes the context back."""
+    limited_until = 0.0
     while True:
         prompt()
         line = read_line(600).strip()
         if line in ("", "/exit"):
             return 0
+        if line.startswith("limit:") or time.time() < limited_until:
+            busy("Working", 0.3)
+            again = " again" if time.time() < limited_until else ""
+            limited_until = limited_until if again else time.time() + limit_seconds()
+            reset = datetime.fromtimestamp(limited_until, timezone.utc)
+            say(f"● Usage limit reached{again} · resets {reset:%H:%M:%S} (UTC)")
+            continue
         if line == "/compact":
             compact()
             context = context_back()

@@ -98,13 +98,16 @@ class Injector:
         send: Callable[[Inject], None],
         record: Callable[[float, dict], None],
     ):
-        self.mode = mode  # auto | type | off
+        self.mode = mode  # contexts: auto | type | off
+        self.closed = False
+        self._woken = False
         self._send = send
-        self._record = record
+        self._record = record  # (event kind, t, detail)
         # A plain lock, not re-entrant: nothing called while holding it may call back in.
         self._cond = threading.Condition(threading.Lock())
         self._effects: list[tuple[Callable, tuple]] = []  # decided under the lock, done after
         self.due: Due | None = None
+        self.text: Context | None = None  # a text to type that is no context: a continue after a usage limit
         self.latest: Context | None = None
         self.delivered: set[tuple[str, int]] = set()
         self.attempt: Attempt | None = None
@@ -133,21 +136,41 @@ class Injector:
         self._effects.append((act, args))
 
     def _has_work(self) -> bool:
-        """A delivery under way, or a context due and ready: then `tick` has something to do."""
-        return self.mode != "off" and (self.attempt is not None or self.ready() is not None)
+        """A delivery under way, or a context or text due and ready: then `tick` has something to do."""
+        return not self.closed and (self.attempt is not None or self.ready() is not None)
 
     def wait_for_work(self, timeout: float | None = None) -> bool:
         """Sleep until there is something to tick for (an idle agent with nothing due costs
-        no wake-ups at all); False once closed."""
+        no wake-ups at all), or `timeout` passes; False once closed."""
         with self._locked():
-            self._cond.wait_for(lambda: self.mode == "off" or self._has_work(), timeout)
-            return self.mode != "off"
+            self._cond.wait_for(lambda: self.closed or self._woken or self._has_work(), timeout)
+            self._woken = False
+            return not self.closed
+
+    def wake(self) -> None:
+        """Have `wait_for_work` return (its timeout has changed)."""
+        with self._locked():
+            self._woken = True
+            self._cond.notify_all()
 
     def close(self) -> None:
         """The child is gone: nothing more to type or hand over."""
         with self._locked():
-            self.mode = "off"
+            self.closed = True
             self._cond.notify_all()
+
+    def give_text(self, text: Context) -> None:
+        """Type `text` (no context: its round is the id of what asked for it) once it is safe,
+        through the same confirmed channel; after any context that is due."""
+        with self._locked():
+            self.text = text
+            self._cond.notify_all()
+
+    def drop_text(self, round_: int) -> None:
+        """The text asked for as `round_` is no longer wanted (not if it is being typed)."""
+        with self._locked():
+            if self.text is not None and self.text.round == round_ and (self.attempt is None or self.attempt.context is not self.text):
+                self.text = None
 
     # -- what happens ------------------------------------------------------------------------
 
@@ -217,6 +240,10 @@ class Injector:
             if note.state == "declined":
                 self.attempt = None
                 self._declined_at = now
+                if a.context is self.text and (note.why or "").startswith("user"):
+                    # the user is at the keyboard: a continue they did not type is not wanted
+                    self.text = None
+                    self._later(self._record, "limit_continue", now, {"channel": "typed", "typed": False, "why": "the user was typing"})
             elif note.state == "typed":
                 a.typed = note.t if note.t is not None else now
                 a.held += note.held
@@ -224,15 +251,15 @@ class Injector:
     # -- deciding ------------------------------------------------------------------------------
 
     def ready(self) -> Context | None:
-        """The context to give now, if one is due and made recently enough."""
+        """The context to give now, if one is due and made recently enough; else a text to type."""
         due, c = self.due, self.latest
-        if due is None or c is None or (c.session_id, c.round) in self.delivered:
-            return None
-        return c if c.made >= due.since else None
+        if self.mode == "off" or due is None or c is None or (c.session_id, c.round) in self.delivered or c.made < due.since:
+            return self.text
+        return c
 
     def tick(self, now: float) -> None:
         with self._locked():
-            if self.mode == "off":
+            if self.closed:
                 return
             a = self.attempt
             if a is not None:
@@ -244,7 +271,7 @@ class Injector:
             if self._declined_at is not None and now - self._declined_at < DECLINED_PAUSE:
                 return
             self._ids += 1
-            a = Attempt(self._ids, c, now, list(self.screen), self.paste, self.due.reason)
+            a = Attempt(self._ids, c, now, list(self.screen), self.paste, "limit" if c is self.text else self.due.reason)
             self.attempt = a
             self._later(self._send, Inject(a.id, prepare(c.prompt, a.paste), self.fresh_prompt))
 
@@ -280,11 +307,19 @@ class Injector:
 
     def _finish(self, a: Attempt, t: float, confirmed: bool) -> None:
         c = a.context
-        self.delivered.add((c.session_id, c.round))
         self.attempt = None
+        if c is self.text:
+            self.text = None
+            self._later(self._record, "limit_continue", t, {
+                "channel": "typed", "typed": True, "confirmed": confirmed, "evidence": sorted(set(a.evidence)),
+                "tries": a.tries, "paste": a.paste, "wait": c.round, "text": c.prompt, "held_keys": a.held,
+            })
+            self._cond.notify_all()
+            return
+        self.delivered.add((c.session_id, c.round))
         self.due = None
         self._last_delivery = t
-        self._later(self._record, t, {
+        self._later(self._record, "injection", t, {
             "channel": "typed", "reason": a.reason, "confirmed": confirmed,
             "evidence": sorted(set(a.evidence)), "tries": a.tries, "paste": a.paste,
             "context_session": c.session_id, "round": c.round, "chars": len(c.prompt), "held_keys": a.held,
@@ -298,7 +333,7 @@ class Injector:
         Returns the prompt to hand over, or None (nothing due, or not ready in time: the
         typed channel then takes over once it is)."""
         with self._locked():
-            if self.mode == "off":
+            if self.mode == "off" or self.closed:
                 return None
             if source == "compact":
                 if self.due is None or self.due.reason != "compaction":
@@ -321,7 +356,7 @@ class Injector:
             self._last_delivery = t
             reason = self.due.reason
             self.due = None
-            self._later(self._record, t, {
+            self._later(self._record, "injection", t, {
                 "channel": "hook", "reason": reason, "source": source, "confirmed": True,
                 "evidence": ["hook"], "context_session": c.session_id, "round": c.round, "chars": len(c.prompt),
             })

@@ -14,6 +14,8 @@ USER_QUIET = 1.5  # a key within this many seconds: the user is typing, don't in
 _ESCAPES = re.compile(rb"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|O.|.)?", re.DOTALL)
 _LINE_ENDS = frozenset(b"\r\n\x03\x15")  # Enter, ^C, ^U: the input line is empty again
 _ERASE = frozenset(b"\x7f\x08")
+# What the terminal reports by itself, not a key the user pressed: mouse (SGR and X10) and focus.
+_REPORTS = re.compile(rb"\x1b\[<[\d;]*[mM]|\x1b\[M[\s\S]{3}|\x1b\[[IO]")
 
 
 class KeyWatch:
@@ -22,8 +24,9 @@ class KeyWatch:
         self.draft = 0  # characters the user has typed on the agent's input line, roughly
         self.draft_since = 0.0  # when that line was begun (loop time)
 
-    def keys(self, data: bytes, now: float, t: float) -> None:
-        """The user pressed `data` at monotonic `now`, loop time `t`."""
+    def keys(self, data: bytes, now: float, t: float) -> bool:
+        """`data` came from the terminal at monotonic `now`, loop time `t`. Returns whether
+        the user pressed a key (any, Esc included: not a mouse or focus report)."""
         self.last_key = now
         for byte in _ESCAPES.sub(b"", data):
             if byte in _LINE_ENDS:
@@ -34,6 +37,7 @@ class KeyWatch:
                 if not self.draft:
                     self.draft_since = t
                 self.draft += 1
+        return bool(_REPORTS.sub(b"", data))
 
     def typing(self, now: float, fresh: float) -> str | None:
         """Why not to type now (None: the user is not typing). `fresh`: loop time at which

@@ -63,10 +63,16 @@ def reset_at(values: dict, now: datetime, local: tzinfo | None = None) -> dateti
 
 
 def reading(values: dict, now: datetime) -> dict:
-    """What a limit line says, for its event: `reset_at` (ISO 8601 with its offset, or None)
-    and, when it is no time to wait for, `no_wait` (why)."""
+    """What a limit line says, for its event: `reset_at` (ISO 8601 with its offset, or None),
+    `reset_by` (the latest it can be: a clock time shown to the minute is the minute's
+    start, and Claude Code shows 17:01:07 as "5:01pm") and, when it is no time to wait for,
+    `no_wait` (why)."""
     at = reset_at(values, now)
     out: dict = {"reset_at": at.isoformat() if at else None}
+    if at is not None:
+        clock = _CLOCK.match(str(values.get("clock") or ""))
+        to_the_minute = values.get("clock") and not (clock and clock.group(3))
+        out["reset_by"] = (at + timedelta(seconds=59) if to_the_minute else at).isoformat()
     why = waitable(at, now)
     if why:
         out["no_wait"] = why

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from ptyprocess import PtyProcess
 
 from . import tty
-from .channel import Inbox, Inject, Message, Note, Outbox
+from .channel import Inbox, Inject, Message, Note, Outbox, Terminal
 from .keys import KeyWatch
+from .termwrite import TermWriter
 
 READ_SIZE = 65536
 # After the child exits, grandchildren may still hold the PTY open: read what is already on
@@ -114,6 +115,7 @@ class PtyLoop:
         self._held = bytearray()
         self._enter_at: float | None = None  # when to press Enter after the injected text
         self._release_at: float | None = None  # when the held keys follow
+        self._term = TermWriter(os.environ.get("TERM", ""))  # our own writes to the user's terminal
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -147,6 +149,7 @@ class PtyLoop:
             sel.close()
             for fd in (sig_r, sig_w):
                 os.close(fd)
+        self._write_stdout(self._term.close())
         code, sig = exit_code_from_status(self._status if self._status is not None else 0)
         return Outcome(code, sig, self._interrupted_by)
 
@@ -198,6 +201,8 @@ class PtyLoop:
                     for message in self.inbox.read():
                         if isinstance(message, Inject):
                             self._inject(message, now)
+                        elif isinstance(message, Terminal):
+                            self._write_stdout(self._term.put(message))
                         else:
                             self.on_message(message)
                     if self.inbox.closed:
@@ -255,11 +260,14 @@ class PtyLoop:
             return False
         data = bytes(self._read_view[:n])
         self._write_stdout(data)
+        ours = self._term.child(data)
+        if ours:
+            self._write_stdout(ours)
         self.outbox.output(now - self.start, data)
         return True
 
     def _write_stdout(self, data: bytes) -> None:
-        if not self._stdout_ok:
+        if not self._stdout_ok or not data:
             return
         view = memoryview(data)
         try:
@@ -294,7 +302,11 @@ class PtyLoop:
         if not data:
             self._stdin_eof(sel)
             return
-        self._keys.keys(data, now, now - self.start)
+        pressed = self._keys.keys(data, now, now - self.start)
+        cancelled, ours = self._term.keys(pressed)
+        for wait in cancelled:
+            self.outbox.note(now - self.start, Note(wait, "cancelled", why="user typed"))
+        self._write_stdout(ours)
         if self._holding is not None:
             self._held += data
         else:

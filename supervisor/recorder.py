@@ -98,12 +98,25 @@ class Recorder:
             agent=cfg.agent, pattern_files=cfg.pattern_files, emit=self.sink.emit,
             fail=self._fail, report=self._report, now=self._now, cast_path=cfg.cast_path,
         )
+        names = self._session_names()
         if cfg.agent:
-            self.states = StateWatch(self.sink, cfg.started_wall, self._session_names(), settings.notify, self._fail)
+            self.states = StateWatch(self.sink, cfg.started_wall, names, settings.notify, self._fail)
             self.sink.listeners.append(self.states.on_event)
             self.renderer.on_frame.append(self.states.on_frame)
         self.keeper: ContextKeeper | None = None
         self.giveback: GiveBack | None = None
+        contexts_back = cfg.contexts and cfg.inject != "off"
+        if cfg.agent and (contexts_back or settings.limits.on_limit == "wait"):
+            self.giveback = GiveBack(
+                cfg.inject if contexts_back else "off", hook_socket=cfg.hook_socket if contexts_back else None,
+                hook_wait=settings.hook_wait, send=self._send,
+                record=lambda kind, t, detail: self.sink.emit(kind, t, detail, detail.get("channel") or "limits"),
+                compaction_seen=lambda t: self.sink.emit("compaction_finished", t, {}, "hook"),
+                now=self._now, paste_mode=lambda: self.modes.private.get("2004") == "h", fail=self._fail,
+                limits=settings.limits, name=names["name"],
+            )
+            self.sink.listeners.append(self.giveback.on_event)
+            self.renderer.on_frame.append(self.giveback.on_frame)
         if cfg.agent and cfg.contexts:
             self.keeper = ContextKeeper(
                 KeeperSession(cfg.db_path, cfg.session_id, cfg.transcript_dir, cfg.resume_from, cfg.log_path), settings,
@@ -111,17 +124,8 @@ class Recorder:
                 pattern_set=lambda: self.renderer.pattern_set, made=self._context_made, fail=self._fail,
             )
             self.sink.listeners.append(self.keeper.on_event)
-            if cfg.inject != "off":
-                self.giveback = GiveBack(
-                    cfg.inject, hook_socket=cfg.hook_socket, hook_wait=settings.hook_wait, send=self._send,
-                    record=lambda t, detail: self.sink.emit("injection", t, detail, detail["channel"]),
-                    compaction_seen=lambda t: self.sink.emit("compaction_finished", t, {}, "hook"),
-                    now=self._now, paste_mode=lambda: self.modes.private.get("2004") == "h", fail=self._fail,
-                )
-                self.sink.listeners.append(self.giveback.on_event)
-                self.renderer.on_frame.append(self.giveback.on_frame)
-                if cfg.resume_from:
-                    self.giveback.resume()
+            if self.giveback is not None and contexts_back and cfg.resume_from:
+                self.giveback.resume()
             if cfg.resume_from:  # its context, brought up to date (also with injection off: `supervise context` shows it)
                 self.keeper.want("resume")
             self.keeper.start()

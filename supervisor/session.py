@@ -48,6 +48,7 @@ class RunOptions:
     pattern_files: list[str] = field(default_factory=list)
     inject: str = "auto"  # give the agent its context back after compaction / on resume: auto | type | off
     summary_backend: str | None = None  # --summary-backend; None: the config's (it is not stored: resume takes its own)
+    on_limit: str | None = None  # --on-limit; None: the config's (not stored either)
 
     @property
     def stored(self) -> dict:
@@ -161,7 +162,11 @@ def run(
         resume_from=opts.parent_id,
     )
     # The recorder loads its settings from its environment: a flag travels there.
-    recorder_env = {**env, "SUPERVISE_SUMMARY_BACKEND": opts.summary_backend} if opts.summary_backend else env
+    recorder_env = dict(env)
+    if opts.summary_backend:
+        recorder_env["SUPERVISE_SUMMARY_BACKEND"] = opts.summary_backend
+    if opts.on_limit:
+        recorder_env["SUPERVISE_ON_LIMIT"] = opts.on_limit
     outbox, inbox, recorder = _start_recorder(config, recorder_env, sdir)
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
     try:

@@ -13,6 +13,7 @@ Pure: text in, messages out.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -100,6 +101,29 @@ def _tool_output(text: str, blocks, starts) -> list[int]:
                 out.append(at)
                 at = _next_line(text, at)
     return out
+
+
+def mark_typed(text: str, patterns: PatternSet | None, typed: list[str], mark: str) -> str:
+    """`text` with the messages supervise typed (`typed`: a continue after a usage limit) put
+    as `mark`, so they are not read as the user's: for each text typed, the latest message
+    that says exactly it (the user may have typed the same words before)."""
+    if not typed:
+        return text
+    left = Counter(t.strip() for t in typed)
+    ours = []
+    for turn in reversed(find(text, patterns)):
+        if left[turn.text] > 0:
+            left[turn.text] -= 1
+            ours.append(turn)
+    for turn in ours:  # latest first: the offsets before it stay valid
+        end = turn.offset - 1
+        for _ in range(turn.text.count("\n") + 1):  # to the end of its last line
+            end = text.find("\n", end + 1)
+            if end == -1:
+                end = len(text)
+                break
+        text = text[: turn.offset] + mark + text[end:]
+    return text
 
 
 def original_request(turns: list[str]) -> str:

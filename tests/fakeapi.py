@@ -23,7 +23,7 @@ import itertools
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
@@ -49,6 +49,7 @@ class Request:
     path: str
     headers: dict[str, str]
     body: dict
+    received: float = field(default_factory=time.time)  # wall clock
 
     @property
     def streaming(self) -> bool:

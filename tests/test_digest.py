@@ -107,3 +107,14 @@ def test_a_later_round_reads_only_what_came_since_and_keeps_the_request(tmp_path
     assert second["context"]["original_request"] == "write a lexer for the config language"  # carried by round 1
     assert second["context"]["current_task"] == "now add error recovery to the parser"
     assert read[0] > len(early) and read[-1] < rounds.OVERLAP + 500  # what came since, and the overlap
+
+
+def test_a_continue_supervise_typed_is_not_the_users_latest_message():
+    claude = patterns.select(patterns.load_all([]), "claude")
+    log = "❯ continue\n● Sure.\n❯ fix the parser\n● Limit hit.\n❯ continue\n● Back at it.\n"
+    marked = userturns.mark_typed(log, claude, ["continue"], rounds.CONTINUED)
+    # the user's own "continue" (the first) stays theirs; the one typed after the limit is ours
+    assert [t.text for t in userturns.find(marked, claude)] == ["continue", "fix the parser"]
+    assert marked.splitlines()[4] == rounds.CONTINUED and marked.endswith("● Back at it.\n")
+    records = [{"type": "user", "message": {"content": c}} for c in ("continue", "fix the parser", "continue")]
+    assert [r["message"]["content"] for r in rounds.without_typed(records, ["continue"])] == ["continue", "fix the parser"]

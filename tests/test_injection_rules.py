@@ -10,7 +10,7 @@ IDLE_SCREEN = ["> ", "toy: ready"]
 
 def injector(mode="auto"):
     sent, recorded = [], []
-    inj = Injector(mode, send=sent.append, record=lambda t, d: recorded.append(d))
+    inj = Injector(mode, send=sent.append, record=lambda kind, t, d: recorded.append(d))
     return inj, sent, recorded
 
 

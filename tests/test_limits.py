@@ -89,3 +89,38 @@ def test_delays_add_up_their_units():
     assert delay_seconds("try again in 2 hours 3 minutes") == 7380
     assert delay_seconds("in 1.5h") == 5400
     assert delay_seconds("soon") is None
+
+
+def test_a_wait_is_due_after_the_reset_plus_the_margin_and_counts_a_minute_shown_to_its_end():
+    from supervisor.config import Limits
+    from supervisor.limitwait import LimitWait
+
+    now = at("2026-11-24 16:00")
+    waits = LimitWait(Limits(on_limit="wait", margin=60.0, max_continues=1))
+    wait, why = waits.reached({"reset_at": "2026-11-24T16:20:00+00:00", "reset_by": "2026-11-24T16:20:59+00:00"}, now)
+    assert why is None and wait.due == at("2026-11-24 16:21:59").timestamp()
+    assert waits.due(at("2026-11-24 16:21:58").timestamp()) is None
+    assert waits.due(at("2026-11-24 16:22:00").timestamp()) is wait
+    waits.finished(typed=True)
+    # at most max_continues per session; never for a reset that cannot be read or is far off
+    assert waits.reached({"reset_at": "2026-11-24T18:00:00+00:00"}, now) == (None, "1 continues typed in this session already (the most: [limits] max_continues)")
+    other = LimitWait(Limits(on_limit="wait"))
+    assert other.reached({"reset_at": None}, now)[1] == "the reset time could not be read"
+    assert "7 days" in other.reached({"reset_at": "2026-12-24T18:00:00+00:00"}, now)[1]
+    assert LimitWait(Limits(on_limit="notify")).reached({"reset_at": "2026-11-24T18:00:00+00:00"}, now) == (None, None)
+
+
+def test_our_writes_to_the_terminal_wait_for_the_agents_escape_sequence_or_character_to_end():
+    from supervisor.channel import Terminal
+    from supervisor.termwrite import TITLE_POP, TITLE_PUSH, TermWriter
+
+    w = TermWriter("xterm-256color")
+    assert w.child(b"plain text \x1b[3") == b""
+    assert w.put(Terminal("title", "supervise: usage limit until 16:20", 1)) == b""  # inside "ESC [31m"
+    assert w.child(b"1mred\x1b[0m") == TITLE_PUSH + b"\x1b]2;supervise: usage limit until 16:20\x07"
+    assert w.child("demo›".encode()[:-2]) == b""
+    assert w.put(Terminal("bell")) == b""  # inside "›"
+    assert w.child("›".encode()[1:]) == b"\x07"
+    assert w.keys(False) == ([], b"")  # a mouse report is no key
+    assert w.keys(True) == ([1], TITLE_POP)  # the user is back: the title put back
+    assert w.put(Terminal("osc", "claude \x1b]0;evil\x07 done")) == b"\x1b]9;claude  done\x07"  # an escape sequence in it goes whole

@@ -19,6 +19,7 @@ with a turn after each, supervise typing its context back after each (`--inject 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -189,6 +190,19 @@ def limit(screen, api):
     settle(screen, 3.0)
 
 
+def limit_dialog(screen, api):
+    """On a login that does not continue by itself at the reset (autoContinueAtUsageLimit
+    off): the limit is a dialog ("What do you want to do?"), left unanswered a moment."""
+    turns(screen, 1)
+    api.add(usage_limit(int(time.time()) + 120), match=lambda r: "turn 2" in r.last_user_text(), times=None)
+    screen.type("turn 2: please say hello")
+    wait(screen, r"What do you want to do\?", 60)
+    settle(screen, 2.0)
+    screen.child.send("\x1b")  # Esc: the dialog closed unanswered
+    wait(screen, IDLE, 30)
+    settle(screen, 1.0)
+
+
 def given_answered(api) -> int:
     """How many of supervise's contexts Claude Code has sent the model as a turn."""
     return sum(1 for r in api.messages() if r.has_tools and not r.is_compaction and "[supervise]" in r.last_user_text())
@@ -228,12 +242,14 @@ SCENARIOS = {
     "modes": modes,
     "modes-narrow": modes,
     "limit": limit,
+    "limit-dialog": limit_dialog,
 }
 CLASSIC = {"CLAUDE_CODE_DISABLE_ALTERNATE_SCREEN": "1"}
 EXTRA_ENV = {"classic-turns": CLASSIC, "classic-compact": CLASSIC}
 DEFAULT_MODEL = {"context-low"}  # no --model: what a new user gets
 SIZES = {"modes-narrow": (60, 30)}  # (columns, rows); else 120x40
-LOGIN = {"limit"}  # a subscription login, not a key: only a login is told of usage limits
+LOGIN = {"limit", "limit-dialog"}  # a subscription login, not a key: only a login is told of usage limits
+SETTINGS = {"limit-dialog": {"autoContinueAtUsageLimit": False}}  # into ~/.claude/settings.json
 
 
 def record(version: str, out: Path) -> None:
@@ -251,6 +267,9 @@ def record(version: str, out: Path) -> None:
                 # a summary takes a moment, as a real one does: the spinner is drawn every time
                 api.add(lambda r: {**default_reply(r), "delay": 1.5}, match=lambda r: r.is_compaction, times=None)
                 env = (claude_login_env if name in LOGIN else claude_env)(base / "home", project, api.url)
+                if name in SETTINGS:
+                    settings = base / "home" / ".claude" / "settings.json"
+                    settings.write_text(json.dumps({**json.loads(settings.read_text()), **SETTINGS[name]}))
                 env.update(
                     TMPDIR=str(base / "tmp"),
                     XDG_CONFIG_HOME=str(base / "home" / ".config"),

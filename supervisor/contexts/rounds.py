@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from .. import echoes, patterns, transcript
+from .. import echoes, patterns, transcript, userturns
 from ..config import Settings, Summary
 from ..errors import SuperviseError
 from ..export import text_lines
@@ -28,6 +29,7 @@ OVERLAP = 16_384
 # request) and its end (the latest work).
 ROUND_MAX = 32 << 20
 ROUND_HEAD = 4 << 20
+CONTINUED = "[supervise typed a continue here: the usage limit had reset]"
 
 
 def read_since(path: Path, offset: int) -> tuple[str, int]:
@@ -135,6 +137,11 @@ def make(
     records = [r for r in records if not (r.get("type") == "user" and echoes.is_echo_text(transcript.user_text(r), given))]
     if pattern_set is None:
         pattern_set = session_patterns(session, env)
+    # Nor are the continues it typed after a usage limit: they are too short to be told by
+    # their words, so the latest messages saying just that are taken for them.
+    continues = continue_texts(store, session, settings)
+    text = userturns.mark_typed(text, pattern_set, continues, CONTINUED)
+    records = without_typed(records, continues)
     known = (previous or {}).get("original_request", "")
 
     def build(budget: int) -> digest.Digest:
@@ -175,6 +182,25 @@ def given_texts(store: Store, session: dict) -> list[tuple[str, str]]:
     started with."""
     parent = store.prompts(session["parent_id"], 1) if session.get("parent_id") else []
     return [(prompt, schema.quoted(context)) for prompt, context in parent + store.prompts(session["id"], echoes.GIVEN_MAX)]
+
+
+def continue_texts(store: Store, session: dict, settings: Settings) -> list[str]:
+    """The continues supervise typed into the session's agent after a usage limit."""
+    return [e["detail"].get("text") or settings.limits.continue_text
+            for e in store.events(session["id"]) if e["kind"] == "limit_continue" and e["detail"].get("typed")]
+
+
+def without_typed(records: list[dict], typed: list[str]) -> list[dict]:
+    """Claude Code's transcript without the user turns supervise typed: for each text, the
+    latest turn that says exactly it."""
+    left = Counter(t.strip() for t in typed)
+    drop = set()
+    for i in reversed(range(len(records))):
+        said = transcript.user_text(records[i]).strip() if records[i].get("type") == "user" else ""
+        if said and left[said] > 0:
+            left[said] -= 1
+            drop.add(i)
+    return [r for i, r in enumerate(records) if i not in drop]
 
 
 def session_patterns(session: dict, env: Mapping[str, str]) -> PatternSet | None:
