@@ -55,7 +55,7 @@ TABLES = {
         "parent_id": "The session this one resumed.", "agent_session_id": "The agent's own session id (Claude Code's).",
         "options": "How it was run (JSON), for `supervise resume`.",
         "state": "What its screen shows now: starting, working, waiting, permission, compacting or limited (`supervise ps`).",
-        "state_since": "UTC: when it went into that state.", "state_detail": "JSON: the reset time of a limit, the context left.",
+        "state_since": "UTC: when it went into that state.", "state_detail": "JSON: the context left; a limit's reset time and when a continue will be typed (--on-limit wait).",
     }, {"sort_desc": "started", "facets": ["status", "agent", "state"]}),
     "events": ("What happened in a session: compactions, contexts given back, signals, start and exit.", {
         "session_id": "The session.", "time": "UTC.", "offset": "Seconds since the session started.",

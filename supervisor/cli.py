@@ -38,6 +38,8 @@ BACKEND_HELP = ("Who makes the session contexts: auto (default: the API with a k
 ON_LIMIT_HELP = ("When the agent hits a usage limit: notify (an event, a notice, the state in `supervise ps`), wait (also type a "
                  "continue once the limit has reset and the agent is idle at its prompt, unless you typed meanwhile), or off. "
                  "Default: [limits] on_limit, else notify.")
+NOTIFY_HELP = ("Also tell your terminal when the agent needs you (a dialog, done, a limit, compacting): bell, osc (a desktop "
+               "notification, OSC 9 or 777), or off. Default: [notify] terminal, else off.")
 INJECT_HELP = ("Give the agent its session context back after compaction and on resume: auto (Claude Code: "
                "its SessionStart hook, else typed at the idle prompt), type (always typed), off.")
 
@@ -69,6 +71,7 @@ def run(
     inject: str = typer.Option("auto", "--inject", help=INJECT_HELP),
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
     on_limit: Optional[str] = typer.Option(None, "--on-limit", help=ON_LIMIT_HELP),
+    notify: Optional[str] = typer.Option(None, "--notify", help=NOTIFY_HELP),
 ) -> None:
     """Run COMMAND under the supervisor: `supervise run [OPTIONS] -- COMMAND [ARGS]...`"""
     from . import config
@@ -82,9 +85,9 @@ def run(
     opts = RunOptions(
         argv=list(command), name=name, agent=agent, record_input=record_input, emulator=emulator,
         pattern_files=[str(p) for p in pattern_files or []], inject=_check_inject(inject),
-        summary_backend=summary_backend, on_limit=on_limit,
+        summary_backend=summary_backend, on_limit=on_limit, notify=notify,
     )
-    config.load(backend=summary_backend, on_limit=on_limit)  # a setting that is wrong stops here, not in the recorder
+    config.load(backend=summary_backend, on_limit=on_limit, notify=notify)  # a setting that is wrong stops here, not in the recorder
     raise typer.Exit(run_session(opts))
 
 
@@ -97,6 +100,7 @@ def resume(
     inject: Optional[str] = typer.Option(None, "--inject", help=INJECT_HELP + " Default: as the session was run."),
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
     on_limit: Optional[str] = typer.Option(None, "--on-limit", help=ON_LIMIT_HELP),
+    notify: Optional[str] = typer.Option(None, "--notify", help=NOTIFY_HELP),
 ) -> None:
     """Start a new session linked to an earlier one: same command, directory, agent and
     options; for Claude Code with `--resume <its session id>`. The earlier session's context
@@ -104,7 +108,7 @@ def resume(
     from . import agent as agents, claude, config
     from .session import RunOptions, run as run_session
 
-    config.load(backend=summary_backend, on_limit=on_limit)  # a setting that is wrong stops here, not in the recorder
+    config.load(backend=summary_backend, on_limit=on_limit, notify=notify)  # a setting that is wrong stops here, not in the recorder
     store = _store()
     if last:
         if session_id:  # with --last, a positional word is an extra argument
@@ -140,7 +144,7 @@ def resume(
         emulator=options.get("emulator", "avt"),
         pattern_files=[p for p in options.get("pattern_files", []) if Path(p).exists()],
         inject=_check_inject(inject or options.get("inject", "auto")),
-        summary_backend=summary_backend, on_limit=on_limit,
+        summary_backend=summary_backend, on_limit=on_limit, notify=notify,
     )
     raise typer.Exit(run_session(opts))
 

@@ -66,9 +66,13 @@ class Notify:
     done_after: float = 30.0  # "done": waiting at its prompt after working at least this long
     debounce: float = 10.0  # one notice per session and state within this many seconds
     timeout: float = 30.0  # a command still running then is killed
+    # also on the user's terminal: off, bell (BEL), or osc (a desktop notification through
+    # the terminal: OSC 9, or OSC 777 for the rxvt line)
+    terminal: str = "off"
 
 
 ON_LIMIT = ("notify", "wait", "off")
+NOTIFY_TERMINAL = ("bell", "osc", "off")
 
 
 @dataclass(frozen=True)
@@ -113,10 +117,10 @@ def config_file(env: Mapping[str, str] | None = None) -> Path:
     return config_dir(env) / "config.toml"
 
 
-def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, **flags) -> Settings:
+def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, notify: str | None = None, **flags) -> Settings:
     """The settings in force. `flags`: Summary fields given on the command line (None: not
-    given); `on_limit`: --on-limit."""
-    flags_on_limit = on_limit
+    given); `on_limit`: --on-limit; `notify`: --notify."""
+    flags_on_limit, flags_notify = on_limit, notify
     env = os.environ if env is None else env
     try:
         tables = tomllib.loads(config_file(env).read_text())
@@ -144,9 +148,12 @@ def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, **fl
         notify=Notify(
             command=env.get("SUPERVISE_NOTIFY_COMMAND") or told.get("command") or None,
             done_after=float(env.get("SUPERVISE_NOTIFY_DONE_AFTER") or told.get("done_after_seconds") or 30.0),
+            terminal=check_choice(flags_notify or env.get("SUPERVISE_NOTIFY") or told.get("terminal") or "off",
+                                  NOTIFY_TERMINAL, "--notify", "SUPERVISE_NOTIFY or [notify] terminal"),
         ),
         limits=Limits(
-            on_limit=check_on_limit(flags_on_limit or env.get("SUPERVISE_ON_LIMIT") or limits.get("on_limit") or "notify"),
+            on_limit=check_choice(flags_on_limit or env.get("SUPERVISE_ON_LIMIT") or limits.get("on_limit") or "notify",
+                                  ON_LIMIT, "--on-limit", "SUPERVISE_ON_LIMIT or [limits] on_limit"),
             margin=float(env.get("SUPERVISE_LIMIT_MARGIN") or limits.get("margin_seconds") or 60.0),
             continue_text=str(limits.get("continue_text") or "continue"),
             max_continues=int(limits.get("max_continues") or 5),
@@ -169,8 +176,7 @@ def check_backend(name: str) -> str:
     return name
 
 
-def check_on_limit(name: str) -> str:
-    if name not in ON_LIMIT:
-        raise SuperviseError(f"unknown --on-limit '{name}'",
-                             f"use one of: {', '.join(ON_LIMIT)} (--on-limit, SUPERVISE_ON_LIMIT or [limits] on_limit)", exit_code=2)
+def check_choice(name: str, choices: tuple[str, ...], flag: str, elsewhere: str) -> str:
+    if name not in choices:
+        raise SuperviseError(f"unknown {flag} '{name}'", f"use one of: {', '.join(choices)} ({flag}, {elsewhere})", exit_code=2)
     return name

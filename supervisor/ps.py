@@ -33,6 +33,7 @@ def rows(store: Store, now: datetime | None = None) -> list[dict]:
             "state_seconds": round((now - since).total_seconds(), 1) if since else None,
             "context_left": detail.get("context_left"),
             "reset_at": detail.get("reset_at"),
+            "continue_at": detail.get("continue_at"),  # --on-limit wait: when a continue will be typed
             "idle_seconds": _since_output(s.get("cast_path"), now),
         })
     return out
@@ -42,26 +43,37 @@ def table(items: list[dict]) -> list[str]:
     """`items` as the lines of a table a person reads."""
     if not items:
         return ["No session is running. Start one with: supervise -- COMMAND"]
-    lines = [f"{'ID':<8} {'AGENT':<10} {'STATE':<22} {'FOR':>6} {'OUTPUT':>6} {'CONTEXT':>7}  {'NAME':<14} DIRECTORY"]
-    for r in items:
+    labels = [state_label(r) for r in items]
+    width = max(22, *map(len, labels))
+    lines = [f"{'ID':<8} {'AGENT':<10} {'STATE':<{width}} {'FOR':>6} {'OUTPUT':>6} {'CONTEXT':>7}  {'NAME':<14} DIRECTORY"]
+    for r, label in zip(items, labels):
         context = "" if r["context_left"] is None else f"{r['context_left']}%"
         name = plain(r["name"] or "", newlines=False)[:14]
         lines.append(
-            f"{r['id']:<8} {(r['agent'] or '')[:10]:<10} {state_label(r):<22} {_ago(r['state_seconds']):>6} "
+            f"{r['id']:<8} {(r['agent'] or '')[:10]:<10} {label:<{width}} {_ago(r['state_seconds']):>6} "
             f"{_ago(r['idle_seconds']):>6} {context:>7}  {name:<14} {plain(r['cwd'] or '', newlines=False)}"
         )
     return lines
 
 
 def state_label(r: dict) -> str:
-    """`limited until 07:45` (local time), or the state's name."""
+    """`limited until 07:45` (local time; `, go on 07:47` when a continue waits), or the
+    state's name."""
     if r["state"] == "limited" and r.get("reset_at"):
-        at = _parse(r["reset_at"])
-        if at is not None:
-            local = at.astimezone()
-            day = "" if local.date() == datetime.now().astimezone().date() else local.strftime(" %b %d")
-            return f"limited until {local:%H:%M}{day}"
+        at = _clock(r["reset_at"])
+        if at:
+            go_on = _clock(r.get("continue_at"))
+            return f"limited until {at}" + (f", go on {go_on}" if go_on else "")
     return r["state"]
+
+
+def _clock(text: str | None) -> str:
+    """A time as HH:MM local, with its date unless today ("" if none)."""
+    at = _parse(text)
+    if at is None:
+        return ""
+    local = at.astimezone()
+    return f"{local:%H:%M}" + ("" if local.date() == datetime.now().astimezone().date() else local.strftime(" %b %d"))
 
 
 def _since_output(cast_path: str | None, now: datetime) -> float | None:

@@ -100,7 +100,7 @@ class Recorder:
         )
         names = self._session_names()
         if cfg.agent:
-            self.states = StateWatch(self.sink, cfg.started_wall, names, settings.notify, self._fail)
+            self.states = StateWatch(self.sink, cfg.started_wall, names, settings.notify, self._fail, self._send)
             self.sink.listeners.append(self.states.on_event)
             self.renderer.on_frame.append(self.states.on_frame)
         self.keeper: ContextKeeper | None = None

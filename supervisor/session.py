@@ -49,6 +49,7 @@ class RunOptions:
     inject: str = "auto"  # give the agent its context back after compaction / on resume: auto | type | off
     summary_backend: str | None = None  # --summary-backend; None: the config's (it is not stored: resume takes its own)
     on_limit: str | None = None  # --on-limit; None: the config's (not stored either)
+    notify: str | None = None  # --notify; None: the config's (not stored either)
 
     @property
     def stored(self) -> dict:
@@ -167,6 +168,8 @@ def run(
         recorder_env["SUPERVISE_SUMMARY_BACKEND"] = opts.summary_backend
     if opts.on_limit:
         recorder_env["SUPERVISE_ON_LIMIT"] = opts.on_limit
+    if opts.notify:
+        recorder_env["SUPERVISE_NOTIFY"] = opts.notify
     outbox, inbox, recorder = _start_recorder(config, recorder_env, sdir)
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
     try:

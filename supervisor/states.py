@@ -47,6 +47,26 @@ class Tracker:
         elif kind == "limit_reached":
             self._limit = {k: detail[k] for k in ("reset_at", "text") if k in detail}
             self._limit_idle = False
+        elif self._limit is not None and kind in ("limit_wait", "limit_continue"):
+            # a continue waits for the reset (--on-limit wait), or is called off or typed
+            if detail.get("continue_at"):
+                self._limit["continue_at"] = detail["continue_at"]
+            else:
+                self._limit.pop("continue_at", None)
+
+    def detail_changed(self) -> State | None:
+        """The state again if an event changed its detail (a continue's time), else None."""
+        detail = self._detail(self.state.name)
+        if detail == self.state.detail:
+            return None
+        self.state = State(self.state.name, self.state.since, detail)
+        return self.state
+
+    def _detail(self, name: str) -> dict:
+        detail = {} if self._context_left is None else {"context_left": self._context_left}
+        if name == "limited" and self._limit:
+            detail.update(self._limit)
+        return detail
 
     def frame(self, t: float, idle: bool, busy: bool, dialog: bool, context_left: int | None = None) -> tuple[State | None, list[tuple[str, dict]]]:
         """The state after a frame if it changed (else None), and the events it means
@@ -75,9 +95,7 @@ class Tracker:
             name = "waiting"
         elif name in ("permission", "compacting", "limited"):
             name = "working"  # what it was is over, and no idle line is up
-        detail = {} if self._context_left is None else {"context_left": self._context_left}
-        if name == "limited" and self._limit:
-            detail.update(self._limit)
+        detail = self._detail(name)
         if name == self.state.name and detail == self.state.detail:
             return None, events
         self.state = State(name, t if name != self.state.name else self.state.since, detail)

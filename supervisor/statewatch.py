@@ -5,12 +5,14 @@ events they mean (`limit_cleared`) recorded, and the user told (notify.py).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
 from . import states
+from .channel import Terminal
 from .config import Notify
 from .detector import Detector
 from .events import EventSink
@@ -19,18 +21,23 @@ from .notify import Notices, Runner
 
 class StateWatch:
     def __init__(self, sink: EventSink, started_wall: float | None, session: dict, notify: Notify,
-                 fail: Callable[[str, BaseException], None]):
+                 fail: Callable[[str, BaseException], None], send: Callable[[Terminal], None]):
         self.sink = sink
         self.started_wall = started_wall
         self.session = session  # id, name, agent: for the notices' placeholders
         self.tracker = states.Tracker()
         self.notices = Notices(notify)
         self.runner = Runner(notify, fail) if notify.command else None
+        self.terminal = notify.terminal  # bell, osc or off
+        self._send = send  # to the PTY loop, which writes to the user's terminal
         self._lock = threading.Lock()  # events come from several threads, frames from the render thread
 
     def on_event(self, kind: str, t: float, detail: dict) -> None:
         with self._lock:
             self.tracker.event(kind, t, detail)
+            state = self.tracker.detail_changed()
+        if state is not None:
+            self._publish(state, t)
 
     def on_frame(self, t: float, screen: list[str], detector: Detector) -> None:
         with self._lock:
@@ -40,7 +47,26 @@ class StateWatch:
             self.sink.emit(kind, t, detail, "screen")
         if state is None:
             return
+        self._publish(state, t)
+        if notice is None:
+            return
+        values = {**self.session, "state": notice, "reset_at": state.detail.get("reset_at")}
+        if self.runner is not None:
+            self.runner.notify(values)
+        if self.terminal != "off":
+            self._send(Terminal(self.terminal, notice_text(values)))
+
+
+    def _publish(self, state: states.State, t: float) -> None:
         wall = (self.started_wall or time.time() - t) + state.since
         self.sink.set_state(state.name, datetime.fromtimestamp(wall, timezone.utc).isoformat(timespec="milliseconds"), state.detail)
-        if notice is not None and self.runner is not None:
-            self.runner.notify({**self.session, "state": notice, "reset_at": state.detail.get("reset_at")})
+
+
+def notice_text(values: dict) -> str:
+    """A notice as one line: `parser-work (claude): limited until 16:21`."""
+    who = values.get("name") or values["id"]
+    until = ""
+    if values.get("reset_at"):
+        with contextlib.suppress(ValueError):
+            until = f" until {datetime.fromisoformat(values['reset_at']).astimezone():%H:%M}"
+    return f"supervise: {who} ({values.get('agent') or 'agent'}) {values['state']}{until}"

@@ -83,11 +83,22 @@ def test_once_the_limit_has_reset_one_continue_is_typed_and_the_wait_shows_in_th
 
 
 def test_the_user_typing_during_the_wait_calls_the_continue_off(home):
+    from conftest import run_cli
+
     c = demo()
     hit_the_limit(c)
     c.expect(re.escape("\x1b]2;supervise: usage limit until "))
+
+    def listed():
+        return json.loads(run_cli("ps", "--json", check=True).stdout)[0]
+
+    # ps tells when the continue will come, and that it is off once the user typed
+    waiting = wait_for(lambda: (lambda r: r if r["continue_at"] else None)(listed()), 5)
+    assert waiting["state"] == "limited" and waiting["continue_at"] > waiting["reset_at"]
+    assert ", go on " in run_cli("ps", check=True).stdout
     c.send("x")  # the user is back: whatever they type, the wait is over
     c.expect_exact("\x1b[23;0t")  # the title put back at once
+    assert wait_for(lambda: listed()["continue_at"] is None, 5)
     c.send("\x7f")
     time.sleep(LIMIT + MARGIN + 3)
     c.sendline("/exit")

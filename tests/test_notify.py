@@ -52,3 +52,59 @@ def test_a_failing_or_hanging_command_never_holds_up_the_session_and_is_told_onc
     while not hung and time.monotonic() < deadline:
         time.sleep(0.05)
     assert hung and "was stopped" in hung[0]
+
+
+def demo_limited(*flags, term="xterm-256color"):
+    """The demo agent under supervise with `flags`, just past hitting its usage limit."""
+    import os
+    import sys
+
+    import pexpect
+
+    from conftest import SUPERVISE
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
+    env.update(TERM=term)
+    c = pexpect.spawn(SUPERVISE[0], ["run", "--agent", "demo", "--name", "parser\x1b]2;pwned\x07work", *flags, "--",
+                                      sys.executable, "-P", "-m", "supervisor.demo_agent", "--more", "--limit-seconds", "3600"],
+                      env=env, encoding="utf-8", codec_errors="replace", timeout=60, dimensions=(40, 120))
+    c.expect_exact("demo: done: --json added and tested.")
+    c.expect_exact("demo› ")
+    c.send("limit: the next step")
+    time.sleep(0.3)
+    c.send("\r")
+    c.expect(r"Usage limit reached · resets (\d\d:\d\d):\d\d \(UTC\)")
+    return c
+
+
+def test_notify_osc_and_bell_tell_the_terminal_when_the_agent_needs_the_user(home):
+    import re
+
+    c = demo_limited("--notify", "osc")
+    # a desktop notification through the terminal, the session's name stripped of its escapes
+    c.expect(r"\x1b\]9;supervise: parserwork \(demo\) limited until \d\d:\d\d\x07")
+    c.sendline("/exit")
+    c.close()
+    c = demo_limited("--notify", "osc", term="rxvt-unicode-256color")
+    c.expect(re.escape("\x1b]777;notify;supervise;supervise: parser"))
+    c.sendline("/exit")
+    c.close()
+    c = demo_limited("--notify", "bell")
+    c.expect_exact("\x07")
+    assert "\x1b]9;" not in c.before and "\x1b]777;" not in c.before
+    c.sendline("/exit")
+    c.close()
+    c = demo_limited()  # off by default: the terminal gets the agent's output alone
+    c.sendline("/exit")
+    import pexpect
+
+    c.expect(pexpect.EOF)
+    assert "\x1b]9;" not in c.before and "\x07" not in c.before.replace("\x1b]0;", "")
+
+
+def test_a_wrong_notify_is_refused_before_anything_starts(home):
+    from conftest import run_cli
+
+    r = run_cli("run", "--notify", "loudly", "--", "true")
+    assert r.returncode == 2
+    assert r.stderr.startswith("supervise: unknown --notify 'loudly'") and "bell, osc, off" in r.stderr

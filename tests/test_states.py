@@ -58,3 +58,15 @@ def test_the_context_left_is_part_of_the_state_as_the_agent_shows_it():
     assert (state.name, state.detail) == ("waiting", {"context_left": 40})
     state, _ = tracker.frame(1.0, idle=True, busy=False, dialog=False, context_left=35)
     assert (state.name, state.since, state.detail) == ("waiting", 0.0, {"context_left": 35})  # same state, since kept
+
+
+def test_a_continue_waiting_for_the_reset_is_part_of_the_limited_state():
+    t = Tracker()
+    t.frame(0.0, idle=True, busy=False, dialog=False)
+    t.event("limit_reached", 1.0, {"reset_at": "2026-11-24T18:00:00+00:00"})
+    assert t.frame(1.1, idle=True, busy=False, dialog=False)[0].name == "limited"
+    t.event("limit_wait", 1.2, {"wait": 1, "continue_at": "2026-11-24T18:01:00+00:00"})
+    state = t.detail_changed()
+    assert state.name == "limited" and state.since == 1.1 and state.detail["continue_at"] == "2026-11-24T18:01:00+00:00"
+    t.event("limit_wait", 5.0, {"wait": 1, "called_off": "the user typed"})
+    assert "continue_at" not in t.detail_changed().detail and t.detail_changed() is None
