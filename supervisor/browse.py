@@ -34,8 +34,9 @@ QUERIES = {
                "from contexts group by day order by day desc",
     },
     "resumed_sessions": {
-        "title": "Sessions resumed from one another",
-        "sql": "select child.id as session, child.started, child.status, parent.id as resumed_from, parent.started as parent_started, child.command "
+        "title": "Sessions resumed from one another, or handed to another agent",
+        "sql": "select child.id as session, child.agent, child.started, child.status, parent.id as resumed_from, parent.agent as from_agent, "
+               "parent.started as parent_started, child.command "
                "from sessions child join sessions parent on child.parent_id = parent.id order by child.started desc",
     },
     "unconfirmed_injections": {
@@ -63,7 +64,7 @@ TABLES = {
     }, {"sort_desc": "id", "facets": ["kind", "session_id"]}),
     "contexts": ("Session contexts: what an agent needs after it compacted, one round at a time.", {
         "session_id": "The session.", "round": "1, 2, ... within the session.", "created": "UTC.",
-        "trigger": "compaction_started, compaction_finished, periodic, session_end, manual, resume.",
+        "trigger": "compaction_started, compaction_finished, periodic, session_end, manual, resume, handoff (another agent took the work over).",
         "source": "model, or heuristic (then `error` says why).",
         "backend": "Who was asked: api (an API key), claude, codex or gemini (that CLI on the user's login), or heuristic (nobody).",
         "model": "The summary model.", "error": "Why the model was not used.",

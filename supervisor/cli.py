@@ -97,18 +97,25 @@ def resume(
     extra: Optional[List[str]] = typer.Argument(None, help="Extra arguments for the command, after `--`."),
     last: bool = typer.Option(False, "--last", help="Resume the most recent session."),
     fresh: bool = typer.Option(False, "--fresh", help="Start the agent's conversation anew (no `claude --resume`); the context is still given."),
+    with_agent: Optional[str] = typer.Option(None, "--with", metavar="AGENT",
+                                             help="Hand the work to another agent CLI (claude, codex, gemini, opencode, aider or any "
+                                                  "command; its arguments after `--`), told that another agent did it."),
+    agent_name: Optional[str] = typer.Option(None, "--agent", help="With --with: the pattern set to use (default: the command's name)."),
     inject: Optional[str] = typer.Option(None, "--inject", help=INJECT_HELP + " Default: as the session was run."),
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
     on_limit: Optional[str] = typer.Option(None, "--on-limit", help=ON_LIMIT_HELP),
     notify: Optional[str] = typer.Option(None, "--notify", help=NOTIFY_HELP),
 ) -> None:
     """Start a new session linked to an earlier one: same command, directory, agent and
-    options; for Claude Code with `--resume <its session id>`. The earlier session's context
-    (summarized first if it is out of date) is given to the agent once it is ready."""
+    options; for Claude Code with `--resume <its session id>`; or, with --with, another agent
+    in the same directory. The earlier session's context (summarized first if it is out of
+    date) is given to the agent once it is ready."""
     from . import agent as agents, claude, config
     from .session import RunOptions, run as run_session
 
     config.load(backend=summary_backend, on_limit=on_limit, notify=notify)  # a setting that is wrong stops here, not in the recorder
+    if agent_name and not with_agent:
+        raise SuperviseError("--agent goes with --with", "a session resumed as it was keeps its pattern set", exit_code=2)
     store = _store()
     if last:
         if session_id:  # with --last, a positional word is an extra argument
@@ -125,12 +132,16 @@ def resume(
     # The stored agent is what was in use; pass it on only if the command alone would not choose it.
     agent = old["agent"] if old["agent"] not in (None, Path(old["argv"][0]).name) else None
     argv = list(old["argv"]) + list(extra or [])
-    if old["agent"] == "claude":
+    handoff_from = None
+    if with_agent:  # another agent: a conversation of its own, told whose work it takes over
+        argv, agent = [with_agent, *(extra or [])], agent_name
+        handoff_from = plain(old["agent"] or Path(old["argv"][0]).name, newlines=False)
+    elif old["agent"] == "claude":
         if not fresh and not old.get("agent_session_id"):
             print(f"supervise: no Claude Code session id was recorded for {old['id']}; starting a new conversation "
                   "and giving it the context", file=sys.stderr)
         argv = claude.resume_argv(argv, None if fresh else old.get("agent_session_id"))
-    if old["agent"] == agents.AGENT:
+    elif old["agent"] == agents.AGENT:
         argv = agents.resume_argv(argv, None if fresh else old["id"])
         if inject is None:  # its own conversation carries on, or a fresh one is given the context
             inject = "off" if not fresh else "auto"
@@ -140,10 +151,12 @@ def resume(
         agent=agent,
         cwd=old["cwd"],
         parent_id=old["id"],
+        handoff_from=handoff_from,
         record_input=bool(options.get("record_input", False)),
         emulator=options.get("emulator", "avt"),
         pattern_files=[p for p in options.get("pattern_files", []) if Path(p).exists()],
-        inject=_check_inject(inject or options.get("inject", "auto")),
+        # a hand-off is for giving the context: as the earlier session was run or not
+        inject=_check_inject(inject or ("auto" if with_agent else options.get("inject", "auto"))),
         summary_backend=summary_backend, on_limit=on_limit, notify=notify,
     )
     raise typer.Exit(run_session(opts))

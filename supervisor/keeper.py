@@ -38,6 +38,7 @@ class Session:
     session_id: str
     transcript_dir: str | None = None  # Claude Code's project folder
     resume_from: str | None = None  # the session this one resumes
+    handoff_from: str | None = None  # ... with another agent: the one that did the work
     log_path: str | None = None  # the text log, indexed for search as it grows
 
 
@@ -153,14 +154,17 @@ class ContextKeeper(threading.Thread):
         after it (its last output is newer): that is what the new session is given."""
         from .contexts import rounds
 
-        parent_id = self.session.resume_from
+        whose = self.session.resume_from  # the session the context row belongs to
         try:
             store = self._db()
-            row = rounds.latest_or_new(store, store.get_session(parent_id), self.settings, os.environ)
+            row = rounds.latest_or_new(store, store.get_session(whose), self.settings, os.environ)
+            if self.session.handoff_from is not None:  # another agent's work: the new session's own first round
+                whose = self.session.session_id
+                row = rounds.handed_over(store, row, whose, self.session.handoff_from, self.settings)
         except Exception as exc:
             self._fail("session context", exc)
             return None
-        self._made(row, parent_id)
+        self._made(row, whose)
         return row
 
     def _index_log(self) -> None:

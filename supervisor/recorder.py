@@ -64,6 +64,7 @@ class RecorderConfig:
     inject: str = "off"  # give the agent its context back: auto | type | off
     hook_socket: str | None = None  # where Claude Code's SessionStart hook asks for it
     resume_from: str | None = None  # the session this one resumes: its context is due at start
+    handoff_from: str | None = None  # ... by another agent: the one that did the work
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -119,7 +120,8 @@ class Recorder:
             self.renderer.on_frame.append(self.giveback.on_frame)
         if cfg.agent and cfg.contexts:
             self.keeper = ContextKeeper(
-                KeeperSession(cfg.db_path, cfg.session_id, cfg.transcript_dir, cfg.resume_from, cfg.log_path), settings,
+                KeeperSession(cfg.db_path, cfg.session_id, cfg.transcript_dir, resume_from=cfg.resume_from,
+                               handoff_from=cfg.handoff_from, log_path=cfg.log_path), settings,
                 screen=self.renderer.screen, output_chars=lambda: self.output_chars,
                 pattern_set=lambda: self.renderer.pattern_set, made=self._context_made, fail=self._fail,
             )

@@ -44,6 +44,7 @@ class RunOptions:
     record_input: bool = False
     cwd: str = field(default_factory=os.getcwd)
     parent_id: str | None = None
+    handoff_from: str | None = None  # the parent was another agent's session: that agent
     emulator: str = "avt"
     pattern_files: list[str] = field(default_factory=list)
     inject: str = "auto"  # give the agent its context back after compaction / on resume: auto | type | off
@@ -161,6 +162,7 @@ def run(
         inject=inject,
         hook_socket=hook_socket,
         resume_from=opts.parent_id,
+        handoff_from=opts.handoff_from,
     )
     # The recorder loads its settings from its environment: a flag travels there.
     recorder_env = dict(env)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -73,6 +74,55 @@ def claude_login_env(home: Path, project: Path, api_url: str) -> dict:
     env = {k: v for k, v in claude_env(home, project, api_url).items() if not k.startswith("ANTHROPIC_")}
     claude_login(home, api_url)
     return env
+
+
+OPENCODE_MODEL = "claude-sonnet-4-5"  # what the recordings ran (the tests pass CLAUDE_MODEL)
+OPENCODE_IDLE = r"ctrl\+p commands"  # its footer at the prompt (busy: "esc interrupt")
+
+
+def opencode_bin() -> str:
+    path = AGENTS / ".bin" / "opencode"
+    require(path.exists(), f"OpenCode is not installed (run: npm install --prefix {AGENTS.parent})")
+    return str(path)
+
+
+def opencode_env(base: Path, api_url: str, model: str = OPENCODE_MODEL) -> tuple[dict, Path]:
+    """(env, project): a private HOME, XDG dirs and TMPDIR under `base` where OpenCode uses
+    `anthropic/<model>` at `api_url` (opencode.json) and fetches and installs nothing, and an
+    empty git repository as its project."""
+    home, proj = base / "home", base / "proj"
+    dirs = {name: base / name.lower() for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR")}
+    for d in (home, proj, *dirs.values()):
+        d.mkdir(parents=True, exist_ok=True)
+    config = dirs["XDG_CONFIG_HOME"] / "opencode"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "opencode.json").write_text(json.dumps({
+        "$schema": "https://opencode.ai/config.json",
+        "model": f"anthropic/{model}",
+        "small_model": f"anthropic/{model}",
+        "autoupdate": False,
+        "share": "disabled",
+        "provider": {"anthropic": {"options": {"baseURL": f"{api_url}/v1", "apiKey": "fake-key"}}},
+    }, indent=2))
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
+    env = {
+        **keep,
+        "HOME": str(home),
+        **{k: str(v) for k, v in dirs.items()},
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",
+        "ANTHROPIC_API_KEY": "fake-key",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+        "npm_config_registry": "http://127.0.0.1:9/",  # nothing listens: no plugin installs
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+    }
+    return env, proj
 
 
 class Screen:

@@ -3,6 +3,7 @@ under the real supervise in a real PTY. Everything the agent receives is in its 
 
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -213,6 +214,37 @@ def test_resume_starts_the_same_agent_linked_and_types_the_context_on_the_first_
     shown = run_cli("show", first["id"], check=True).stdout
     assert f"children:         {second['id']}" in shown
     assert f"parent:           {first['id']}" in run_cli("show", second["id"], check=True).stdout
+
+
+def test_a_session_handed_to_another_agent_is_linked_and_told_whose_work_it_takes_over(toy, tmp_path):
+    screen, log = toy("--paste")
+    screen.type("build the parser for config files")
+    screen.wait("reply to: build the parser", 10)
+    first = quit_toy(screen)
+    store = Store.open_default()
+    wait_for(lambda: store.latest_context(first["id"]), 20)
+    other = tmp_path / "other.jsonl"
+    screen, _ = toy(args=["resume", first["id"], "--with", sys.executable, "--agent", "toy", "--", str(TOY), "--log", str(other), "--paste"])
+    screen.wait(r"reply to: \[supervise\] You are taking over", 20)
+    screen.type("now the lexer")
+    screen.wait("reply to: now the lexer", 10)
+    second = quit_toy(screen)
+    [got] = [m for m in messages(other) if m.startswith("[supervise]")]
+    assert got.startswith("[supervise] You are taking over work that another coding agent (toy) did in this directory. "
+                          "Its tools, conversation and history are gone")
+    assert re.search(r"Original request \(verbatim\):\n(> )?build the parser for config files\n", got), got
+    assert second["parent_id"] == first["id"] and second["argv"] == [sys.executable, str(TOY), "--log", str(other), "--paste"]
+    [inj] = injections(second)
+    assert inj["reason"] == "resume" and inj["context_session"] == second["id"] and inj["confirmed"] is True
+    # the hand-off is the new session's first round; its next reads the new session alone
+    rounds = wait_for(lambda: (lambda r: r if len(r) == 2 else None)(store.contexts(second["id"])), 30)
+    assert [r["trigger"] for r in rounds] == ["handoff", "session_end"] and rounds[0]["prompt"] == got
+    end = rounds[1]["context"]
+    assert "build the parser for config files" in end["original_request"]
+    assert not any("supervise" in end[k] or "taking over" in end[k] for k in ("original_request", "latest_request", "current_task"))
+    assert f"children:         {second['id']}" in run_cli("show", first["id"], check=True).stdout
+    r = run_cli("resume", first["id"], "--agent", "toy")
+    assert r.returncode == 2 and r.stderr.startswith("supervise: --agent goes with --with")
 
 
 def test_resume_summarizes_first_when_the_session_went_on_after_its_last_context(toy):

@@ -101,6 +101,22 @@ def test_context_low_carries_the_percentage_left():
     assert codex == [22, 2]  # "Context 100% left" and "94% left" are above the 30% threshold
 
 
+@pytest.mark.parametrize("fixture", [f for f in RECORDINGS if any(k == "limit_reached" for k, _ in f.expected["events"])], ids=lambda f: f.id)
+def test_a_recorded_usage_limit_says_when_it_resets(fixture):
+    """Every limit an agent was recorded showing is read into a reset time (that a continue
+    can wait for), unless the agent's own words name none (then its pattern has no groups)."""
+    from datetime import datetime, timezone
+
+    from supervisor import limits
+
+    seen = datetime.now(timezone.utc)
+    found = [d for d in check(fixture.path, SHIPPED[fixture.agent])[1] if d.kind == "limit_reached"]
+    assert found
+    for d in found:
+        told = {k: v for k, v in d.values.items() if k in ("clock", "zone", "date", "delay") and v}
+        assert not told or limits.reset_at(d.values, seen) is not None, (d.pattern, d.values)
+
+
 def test_unrecognized_lines_are_reported_once_each():
     found = [d.text for d in check(_fixture("claude", "manual-compact.cast"), SHIPPED["claude"])[1] if d.kind == "unrecognized"]
     assert any(line.startswith("/compact") and "Free up context" in line for line in found)  # the command menu

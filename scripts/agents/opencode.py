@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
+from agentdriver import opencode_env  # noqa: E402  (tests/ is on sys.path via common)
 from fakeapi import FakeAnthropic, Request  # noqa: E402  (tests/ is on sys.path via common)
 
 AGENT = "opencode"
@@ -162,40 +163,8 @@ def fake_api(model: str = MODEL) -> FakeAnthropic:
 
 def environment(base: Path, api_url: str, extra: dict | None = None, model: str = MODEL) -> tuple[dict, Path]:
     """(env, project): private HOME/XDG/TMPDIR under BASE, opencode.json for the fake API."""
-    home, proj = base / "home", base / "proj"
-    dirs = {name: base / name.lower() for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR")}
-    for d in (home, proj, *dirs.values()):
-        d.mkdir(parents=True, exist_ok=True)
-    config = dirs["XDG_CONFIG_HOME"] / "opencode"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "opencode.json").write_text(json.dumps({
-        "$schema": "https://opencode.ai/config.json",
-        "model": f"anthropic/{model}",
-        "small_model": f"anthropic/{model}",
-        "autoupdate": False,
-        "share": "disabled",
-        "provider": {"anthropic": {"options": {"baseURL": f"{api_url}/v1", "apiKey": "fake-key"}}},
-    }, indent=2))
-    subprocess.run(["git", "init", "-q", str(proj)], check=True)
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
-    env = {
-        **keep,
-        "HOME": str(home),
-        **{k: str(v) for k, v in dirs.items()},
-        "TERM": "xterm-256color",
-        "COLORTERM": "truecolor",
-        "ANTHROPIC_API_KEY": "fake-key",
-        "OPENCODE_DISABLE_MODELS_FETCH": "1",
-        "OPENCODE_DISABLE_AUTOUPDATE": "1",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-        "OPENCODE_DISABLE_SHARE": "1",
-        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-        "OPENCODE_DISABLE_CLAUDE_CODE": "1",
-        "npm_config_registry": "http://127.0.0.1:9/",  # nothing listens: no plugin installs
-        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-        **(extra or {}),
-    }
-    return env, proj
+    env, project = opencode_env(base, api_url, model)
+    return {**env, **(extra or {})}, project
 
 
 # ---- driving it --------------------------------------------------------------------------

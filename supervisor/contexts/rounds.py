@@ -184,6 +184,18 @@ def given_texts(store: Store, session: dict) -> list[tuple[str, str]]:
     return [(prompt, schema.quoted(context)) for prompt, context in parent + store.prompts(session["id"], echoes.GIVEN_MAX)]
 
 
+def handed_over(store: Store, row: dict, session_id: str, agent: str, settings: Settings) -> dict:
+    """Another agent takes the work over: the context `row` (the earlier session's) becomes the
+    new session's first round, its prompt saying another agent did the work. It reads none of
+    the new session's log yet (offsets 0); its summary's cost stays the earlier session's."""
+    return store.add_context(
+        session_id,
+        lambda round_no: schema.render(row["context"], round_no, settings.template, handoff_from=agent),
+        trigger="handoff", source=row["source"], backend=row.get("backend"), model=row.get("model"),
+        error=row.get("error"), context=row["context"], log_offset=0, transcript_offset=0, duration_ms=0,
+    )
+
+
 def continue_texts(store: Store, session: dict, settings: Settings) -> list[str]:
     """The continues supervise typed into the session's agent after a usage limit."""
     return [e["detail"].get("text") or settings.limits.continue_text
