@@ -504,7 +504,8 @@ def _local(iso: str | None) -> str:
 
 
 def route(argv: list[str]) -> list[str]:
-    """Send `supervise -- CMD`, `supervise --name x -- CMD` and `supervise CMD` to `run`."""
+    """Send `supervise -- CMD`, `supervise --name x -- CMD` and `supervise CMD` to `run`
+    (and `--version` to `version`)."""
     if not argv:
         return argv
     first = argv[0]
@@ -512,6 +513,8 @@ def route(argv: list[str]) -> list[str]:
     commands |= {g.name for g in app.registered_groups}
     if first in commands or first in ("-h", "--help"):
         return argv
+    if first in ("--version", "-V"):
+        return ["version"]
     return ["run", *argv]
 
 

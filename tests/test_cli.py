@@ -153,3 +153,11 @@ def test_export_redact_masks_secrets_in_every_format():
         assert "[REDACTED:anthropic-key]" in masked or "[REDACTED:env-secret]" in masked
     cast = run_cli("export", sid, "-f", "cast", "--redact", check=True).stdout.splitlines()
     assert all(json.loads(line) for line in cast)  # still a valid recording
+
+
+def test_version_is_printed_for_the_flag_and_the_command():
+    from supervisor import __version__
+
+    for args in (["--version"], ["-V"], ["version"]):
+        r = run_cli(*args)
+        assert r.returncode == 0 and r.stdout == f"supervise {__version__}\n", args
