@@ -12,6 +12,11 @@ message (what Codex sends for the turn):
     HUGEUSAGE    -> an ordinary reply reporting 186,000 input tokens (over a 180k auto-compact limit)
     RUNCMD       -> a function call of Codex's shell tool asking to run a command outside the
                     sandbox (the approval dialog); once its output comes back, a short reply
+    USAGELIMIT   -> HTTP 429 as the ChatGPT backend answers a plan whose usage limit is used up:
+                    error type `usage_limit_reached` with `plan_type` ("plus"), `resets_at` and
+                    `resets_in_seconds` (`usage_reset` seconds ahead), and the `x-codex-*`
+                    rate-limit headers (5-hour window at 100%)
+    RATELIMIT    -> HTTP 429 of a plain rate limit (error code `rate_limit_exceeded`, `retry-after`)
     (Codex's compaction prompt, "CONTEXT CHECKPOINT COMPACTION") -> a summary, after
                     `compact_delay` seconds so the "Compacting context" spinner is on screen
     a request for a `json_schema` answer (`text.format`, what `codex exec --output-schema`
@@ -93,8 +98,9 @@ class Request:
 class FakeResponses(FakeServer):
     name = "fake Responses API"
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, compact_delay: float = 5.0):
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, compact_delay: float = 5.0, usage_reset: int = 8040):
         self.compact_delay = float(compact_delay)
+        self.usage_reset = int(usage_reset)
         self._ids = itertools.count(1)
         self._queued: list[list] = []  # [reply, times left (None: always)]
         super().__init__(host, port)
@@ -187,6 +193,13 @@ class FakeResponses(FakeServer):
                 if reply and "garbage" in reply:
                     self.send_json(200, reply["garbage"], content_type="text/html")
                     return
+                text = req.last_user_text() if reply is None and not req.is_compaction and not req.ends_with_tool_output() else ""
+                if "USAGELIMIT" in text:
+                    self.send_json(429, *usage_limit_reached(api.usage_reset))
+                    return
+                if "RATELIMIT" in text:
+                    self.send_json(429, *rate_limit_exceeded())
+                    return
                 events = api.events(req, reply)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -216,6 +229,54 @@ def message_events(rid: str, text: str, chunk: int = 12) -> list[dict]:
     done = {**item, "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}
     out.append({"type": "response.output_item.done", "output_index": 0, "item": done})
     return out
+
+
+def usage_limit_reached(reset_in: int, plan: str = "plus") -> tuple[dict, dict]:
+    """The body and headers of the ChatGPT backend's 429 when a plan's usage limit is used up
+    (its 5-hour window at 100%): Codex reads the error's `type`, `plan_type` and `resets_at`,
+    and the `x-codex-*` headers of the limit named by `x-codex-active-limit`."""
+    now = int(time.time())
+    weekly_in = 4 * 86400 + 7 * 3600
+    body = {
+        "error": {
+            "type": "usage_limit_reached",
+            "message": "The usage limit has been reached",
+            "plan_type": plan,
+            "resets_at": now + reset_in,
+            "eligible_promo": None,
+            "resets_in_seconds": reset_in,
+        }
+    }
+    headers = {
+        "x-codex-plan-type": plan,
+        "x-codex-active-limit": "codex",
+        "x-codex-primary-used-percent": "100",
+        "x-codex-primary-window-minutes": "300",
+        "x-codex-primary-reset-after-seconds": str(reset_in),
+        "x-codex-primary-reset-at": str(now + reset_in),
+        "x-codex-secondary-used-percent": "41",
+        "x-codex-secondary-window-minutes": "10080",
+        "x-codex-secondary-reset-after-seconds": str(weekly_in),
+        "x-codex-secondary-reset-at": str(now + weekly_in),
+        "x-codex-primary-over-secondary-limit-percent": "0",
+        "x-codex-credits-has-credits": "False",
+        "x-codex-credits-unlimited": "False",
+        "x-codex-credits-balance": "0",
+    }
+    return body, headers
+
+
+def rate_limit_exceeded() -> tuple[dict, dict]:
+    """A plain rate limit (requests per minute), not a plan's usage limit."""
+    body = {
+        "error": {
+            "message": "Rate limit reached for requests per min. Please try again in 2s.",
+            "type": "requests",
+            "param": None,
+            "code": "rate_limit_exceeded",
+        }
+    }
+    return body, {"retry-after": "2"}
 
 
 def fill_schema(schema: dict, text: str):

@@ -7,7 +7,7 @@ Each scenario runs the real `codex` under supervise in a 120x40 PTY with a priva
 CODEX_HOME, XDG folders and TMPDIR (all under one temporary folder, removed after), talking to
 tests/fake_responses.py on 127.0.0.1 through a `model_provider` in CODEX_HOME/config.toml.
 The fake's replies are keyed on markers in the typed text (BIGUSAGE, HUGEUSAGE, OVERFLOW,
-RUNCMD; see that module). Codex is quit with Ctrl-C (twice if the first only arms it).
+RUNCMD, RATELIMIT, USAGELIMIT; see that module). Codex is quit with Ctrl-C (twice if the first only arms it).
 supervise runs with `--inject off` (common.recording; it would type its session context after a
 compaction), except in `chained`: three /compact with a turn after each, supervise typing its
 context back after each one (what it gave is saved in expected.json as `given`).
@@ -233,6 +233,24 @@ def record(version: str, out: Path) -> None:
             turn(s, "BIGUSAGE please")
             turn(s, "/compact", until=r"Context compacted")
 
+        def limit(s):
+            # a plain rate limit (429 rate_limit_exceeded), then the plan's usage limit (429
+            # usage_limit_reached, plan "plus"), left on screen a while
+            turn(s, "hello there")
+            turn(s, "RATELIMIT now", until=r"429")
+            s.type("USAGELIMIT now")
+            s.wait(r"try again at", 40)
+            # with the limit's window at 100% Codex also offers a cheaper model ("Approaching rate
+            # limits" / "Switch to ...?"): left up a while, then dismissed with Esc
+            deadline = time.monotonic() + 10
+            while "Approaching rate limits" not in s.text() and time.monotonic() < deadline:
+                s.pump(0.2)
+            settle(s, 4.0)
+            if "Approaching rate limits" in s.text():
+                s.child.send("\x1b")
+            idle(s)
+            settle(s, 2.0)
+
         def idle_startup(s):
             settle(s, 3.0)
 
@@ -270,6 +288,7 @@ def record(version: str, out: Path) -> None:
         run("default-footer-low-context", None, default_footer_low_context)
         run("footer-context-left-compact", [], footer_context_left_compact)
         run("idle-startup", None, idle_startup)
+        run("limit", None, limit)
         run("multiline", None, multiline)
         run("long-line", None, long_line)
         run("chained", None, chained, inject=True)
