@@ -162,6 +162,27 @@ def usage_limit(reset: int, claim: str = "five_hour") -> Reply:
     }
 
 
+def go_usage_limit(retry_after: int, limit: str = "5 hour", workspace: str = "wrk_01KFAKEW0RKSPACE0000000000") -> Reply:
+    """OpenCode Go's usage limit, as its gateway (opencode.ai/zen/go/v1, Anthropic format for
+    the MiniMax models) answers once a subscription's 5-hour, weekly or monthly allowance is
+    spent: 429 with `retry-after` (seconds to the reset) and the body
+    {"type": "error", "error": {"type": "GoUsageLimitError", "message": ...},
+    "metadata": {"workspace": ..., "limitName": ...}}. `limit` is "5 hour", "weekly" or
+    "monthly". OpenCode writes its own words from the type, limitName and retry-after:
+    "5 hour usage limit reached. It will reset in 2 hours 3 minutes. ..."."""
+    days, hours, minutes = retry_after // 86400, retry_after // 3600, -(-(retry_after % 3600) // 60)
+    retry_in = f"{days} day{'s' if days > 1 else ''}" if days else f"{hours}hr {minutes}min" if hours else f"{minutes}min"
+    title = {"5 hour": "5-hour", "weekly": "Weekly", "monthly": "Monthly"}[limit]
+    return {
+        "status": 429,
+        "error_type": "GoUsageLimitError",
+        "message": f"{title} usage limit reached. Resets in {retry_in}. To continue using this model now, enable usage "
+        f"from your available balance: https://opencode.ai/workspace/{workspace}/go",
+        "fields": {"metadata": {"workspace": workspace, "limitName": limit}},
+        "headers": {"retry-after": str(retry_after)},
+    }
+
+
 def default_reply(req: Request) -> Reply:
     if req.tool(STRUCTURED_OUTPUT):
         return structured(SAMPLE_CONTEXT)(req)
@@ -268,7 +289,8 @@ class FakeAnthropic(FakeServer):
                 if "status" in reply and reply["status"] != 200:
                     status = reply["status"]
                     error = {"type": reply.get("error_type", ERROR_TYPES.get(status, "api_error")), "message": reply.get("message", "fake error")}
-                    self._json(status, {"type": "error", "error": error}, reply.get("headers"))
+                    # `fields`: more top-level fields of the error body (a gateway's "metadata")
+                    self._json(status, {"type": "error", "error": error, **reply.get("fields", {})}, reply.get("headers"))
                     return
                 if "raw" in reply:
                     payload = reply["raw"].encode()

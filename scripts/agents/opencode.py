@@ -13,7 +13,10 @@ recordings show OpenCode alone; except `chained` (on claude-haiku-4-5): three /c
 a turn after each, supervise typing its context back after each. The fake model (`Model`): an ordinary turn answers
 `Reply to: <last line>` after 2 s, streamed slowly; `big N ...` also reports
 `usage.input_tokens = N`; `bash ...` asks for a bash tool call, then says "The command
-finished."; `overflow ...` answers HTTP 400 "prompt is too long" once per text; a
+finished."; `overflow ...` answers HTTP 400 "prompt is too long" once per text; `limit ...`
+answers OpenCode Go's usage limit (tests/fakeapi.go_usage_limit: HTTP 429 GoUsageLimitError,
+`retry-after` to a reset 2 hours 3 minutes after the first such answer; `limit` runs on
+`opencode-go/minimax-m2.7`, set by OPENCODE_CONFIG_CONTENT at the fake API); a
 compaction request gets a `## Goal / ## Progress` summary after 3 s, or HTTP 400 right after
 an `overflow again ...` turn did; the title request gets "Test session".
 """
@@ -34,13 +37,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
 from agentdriver import opencode_env  # noqa: E402  (tests/ is on sys.path via common)
-from fakeapi import FakeAnthropic, Request  # noqa: E402  (tests/ is on sys.path via common)
+from fakeapi import FakeAnthropic, Request, go_usage_limit  # noqa: E402  (tests/ is on sys.path via common)
 
 AGENT = "opencode"
 PACKAGE = "opencode-ai"
 MODEL = "claude-sonnet-4-5"
 # `chained` runs on a model no CLI or SDK marks as retiring (claude-sonnet-4-5 retires 2026-11-30)
 CHAINED_MODEL = "claude-haiku-4-5"
+# `limit` runs on OpenCode Go, OpenCode's own subscription, whose gateway tells a spent usage
+# limit apart (GoUsageLimitError): MiniMax M2.7 is one of its models served in the Anthropic
+# format (models.dev: provider.npm @ai-sdk/anthropic), so tests/fakeapi serves it
+LIMIT_PROVIDER = "opencode-go"
+LIMIT_MODEL = "minimax-m2.7"
+LIMIT_RESET = 7380  # seconds from the first limited answer to the reset (the gateway's retry-after): 2 hours 3 minutes
 TOO_LONG = "prompt is too long: 204858 tokens > 200000 maximum"
 SUMMARY = "## Goal\nContinue the test conversation.\n\n## Progress\nAnswered numbered turns."
 IDLE = "ctrl+p commands"
@@ -126,6 +135,7 @@ class Model:
     def __init__(self):
         self.overflowed: set[str] = set()
         self.refuse_compaction = False
+        self.limit_resets: float | None = None  # when the usage limit `limit ...` hit resets
 
     def __call__(self, req: Request) -> dict:
         slow = {"delay": 2.0, "chunk": 6, "chunk_delay": 0.05}
@@ -144,6 +154,13 @@ class Model:
             self.overflowed.add(text)
             self.refuse_compaction = first.startswith("overflow again")
             return {"status": 400, "message": TOO_LONG}
+        if first.startswith("limit"):
+            # OpenCode Go's usage limit until LIMIT_RESET seconds after the first answer, then
+            # the turn is answered (OpenCode tries again by itself when retry-after is over)
+            now = time.time()
+            self.limit_resets = self.limit_resets or now + LIMIT_RESET
+            if now < self.limit_resets - 1:
+                return go_usage_limit(max(1, round(self.limit_resets - now)))
         if first.startswith("bash"):
             return {"tool_use": {"name": "bash", "input": {"command": "echo hello from bash && ls -la", "description": "Lists files"}}, "delay": 1.0}
         reply = {"text": f"Reply to: {(text.splitlines() or [''])[-1][:60]}", **slow}
@@ -159,6 +176,16 @@ def fake_api(model: str = MODEL) -> FakeAnthropic:
 
 
 # ---- the environment -------------------------------------------------------------------
+
+
+def go_config(api_url: str) -> dict:
+    """The env of `limit`: OpenCode Go's MiniMax M2.7 at the fake API (OPENCODE_CONFIG_CONTENT,
+    read over opencode.json)."""
+    return {"OPENCODE_CONFIG_CONTENT": json.dumps({
+        "model": f"{LIMIT_PROVIDER}/{LIMIT_MODEL}",
+        "small_model": f"{LIMIT_PROVIDER}/{LIMIT_MODEL}",
+        "provider": {LIMIT_PROVIDER: {"options": {"baseURL": f"{api_url}/v1", "apiKey": "fake-key"}}},
+    })}
 
 
 def environment(base: Path, api_url: str, extra: dict | None = None, model: str = MODEL) -> tuple[dict, Path]:
@@ -219,6 +246,13 @@ def quit(screen) -> None:
     screen.pump(1.0)
     screen.child.send("\x03")  # ctrl+c quits from an empty prompt
     screen.pump(0.5)
+
+
+def hold(screen, seconds: float) -> None:
+    """Keep reading the screen for `seconds` (a spinner keeps `pump` from waiting that long)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        screen.pump(0.2)
 
 
 def start(screen) -> None:
@@ -332,6 +366,25 @@ def long_line(screen) -> None:
     quit(screen)
 
 
+def limit(screen) -> None:
+    """On OpenCode Go: the second turn is answered with its usage limit (GoUsageLimitError,
+    reset 2 hours 3 minutes ahead). OpenCode shows it in the footer while it waits to try
+    again, and a "Go limit reached" dialog over the session, which is dismissed with Esc."""
+    say(screen, "turn 1 hello")
+    typed(screen, "limit turn 2 (the fake answers: usage limit reached)")
+    screen.pump(0.4)
+    screen.child.send("\r")
+    wait(screen, r"Go limit reached", timeout=30)
+    wait(screen, r"[■⬝].*usage limit reached\. It will reset in", timeout=30)
+    hold(screen, 5.0)
+    screen.child.send("\x1b")  # esc closes the dialog
+    hold(screen, 1.0)
+    if "Go limit reached" in view(screen):
+        raise AssertionError(f"esc did not close the dialog; the screen shows:\n{view(screen)}")
+    hold(screen, 6.0)
+    quit(screen)  # ctrl+c quits while it waits to retry
+
+
 def given_answered(api: FakeAnthropic) -> int:
     """How many of supervise's contexts OpenCode has sent the model as a turn."""
     return sum(1 for r in api.requests if r.body.get("tools") and _last_user_text(r).lstrip().startswith("[supervise]"))
@@ -367,6 +420,7 @@ SCENARIOS = {
     "idle-startup": (idle_startup, {}),
     "multiline": (multiline, {}),
     "long-line": (long_line, {}),
+    "limit": (limit, go_config),  # env from the fake API's address
     "chained": (chained, {}),  # supervise types its context back (common.recording with `given`)
 }
 
@@ -380,8 +434,8 @@ def record(version: str, out: Path) -> None:
         given: list | None = [] if name == "chained" else None
         model = CHAINED_MODEL if name == "chained" else MODEL
         try:
-            with fake_api(model) as api:
-                env, proj = environment(base, api.url, extra, model)
+            with fake_api(LIMIT_MODEL if name == "limit" else model) as api:
+                env, proj = environment(base, api.url, extra(api.url) if callable(extra) else extra, model)
                 env["PATH"] = f"{exe.parent}{os.pathsep}{env.get('PATH', '')}"
                 with recording(name, ["opencode"], env, proj, out, given=given) as screen:
                     start(screen)
