@@ -20,6 +20,10 @@ Replies are scripted by markers in the last user text of a request (first match 
                 compressed automatically at the default threshold 0.5)
     FULLCTX     promptTokenCount 1048570 (6 tokens left: a longer next message "might exceed
                 the context window limit")
+    QUOTADAY    HTTP 429 RESOURCE_EXHAUSTED: the free tier's daily request quota spent, as the
+                Gemini API answers an API key (`daily_quota`; a QuotaFailure whose quotaId is per
+                day); the JSON utility calls (the router) are answered as usual. Gemini CLI says
+                "Usage limit reached for all Pro models." in a dialog
     otherwise   "Fake reply to: TEXT", promptTokenCount 2000 + 40 * len(contents)
 
 Requests asking for JSON (responseMimeType application/json) get an object filled from their
@@ -162,6 +166,8 @@ class FakeGemini(FakeServer):
             return {"parts": [{"text": json.dumps(fill_schema(schema))}], "prompt_tokens": 100}
         if req.is_compression:  # a moment, as a real summary takes: the spinner stays up
             return {"parts": [{"text": SNAPSHOT}], "prompt_tokens": 100, "delay": 1.0}
+        if "QUOTADAY" in last:
+            return {"status": 429, "error": daily_quota(req.model or "gemini-2.5-pro")}
         if "RUNTOOL" in last and not req.ends_with_tool_result():
             command = f"echo hello-from-fake > {self.tool_dir}/tool_out.txt"
             call = {"name": "run_shell_command", "args": {"command": command, "description": "Write a marker file."}}
@@ -206,6 +212,9 @@ class FakeGemini(FakeServer):
                 elif req.action in ("generateContent", "streamGenerateContent"):
                     reply = api.reply(req)
                     time.sleep(reply.get("delay", 0.0))
+                    if "error" in reply:  # a JSON error body, also for a stream request
+                        self._json(reply["status"], reply["error"])
+                        return
                     response = build_response(req, reply)
                     if req.action == "streamGenerateContent":
                         self._sse(response)
@@ -230,6 +239,34 @@ class FakeGemini(FakeServer):
                     time.sleep(0.02)
 
         return Handler
+
+
+def daily_quota(model: str, limit: int = 50, retry: float = 37.1) -> dict:
+    """The body of the Gemini API's 429 when an API key's free-tier daily request quota for a
+    model is spent (as the service sends it: the message with "Please retry in", then Help,
+    QuotaFailure with a per-day quotaId, RetryInfo). Gemini CLI reads the per-day quotaId as
+    a terminal quota error ("You have exhausted your daily quota on this model."), and the
+    RetryInfo is not used then."""
+    metric = "generativelanguage.googleapis.com/generate_content_free_tier_requests"
+    message = (
+        "You exceeded your current quota, please check your plan and billing details. For more information on "
+        "this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, "
+        f"head to: https://ai.dev/usage?tab=rate-limit. \n* Quota exceeded for metric: {metric}, limit: {limit}, "
+        f"model: {model}\nPlease retry in {retry}s."
+    )
+    return {"error": {
+        "code": 429,
+        "message": message,
+        "status": "RESOURCE_EXHAUSTED",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.Help",
+             "links": [{"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+             "violations": [{"quotaMetric": metric, "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                             "quotaDimensions": {"location": "global", "model": model}, "quotaValue": str(limit)}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{int(retry)}s"},
+        ],
+    }}
 
 
 def build_response(req: Request, reply: dict) -> dict:

@@ -205,6 +205,25 @@ def record(version: str, out: Path) -> None:
                     send(s, LONG_LINE, wait=r"Fake reply to: please read this long")
                     send(s, "short one after", wait=r"Fake reply to: short one after")
                     quit_(s)
+            if wanted("limit"):
+                # An API key past its free tier's daily quota: the third message is answered
+                # 429 RESOURCE_EXHAUSTED with a per-day QuotaFailure (fake_gemini.daily_quota).
+                # Gemini CLI asks in a dialog ("Usage limit reached for all Pro models." /
+                # "● 1. Keep trying" / "2. Stop"), left up a while; then Stop.
+                with start("limit", settings()) as s:
+                    idle(s, 60, settle=2.0)
+                    send(s, "hello one", wait=r"Fake reply to: hello one")
+                    send(s, "second turn", wait=r"Fake reply to: second turn")
+                    s.type("QUOTADAY third turn")
+                    s.wait(r"Usage limit reached for", 60)
+                    s.pump(5.0)
+                    s.child.send("\x1b[B")  # Down to "2. Stop"
+                    s.pump(0.5)
+                    s.child.send("\r")
+                    idle(s)
+                    s.pump(3.0)
+                    quit_(s)
+
             if wanted("chained"):
                 # Three /compress with a turn after each; supervise (typing on) gives its context
                 # back after each, and the fake answers it "Fake reply to: [supervise] ...".
