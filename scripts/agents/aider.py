@@ -17,9 +17,10 @@ after each, every turn answered at length so that the history outgrows 1,500 tok
 The fake's replies are keyed on a marker in the user's message: KWLONG (~1k tokens of text),
 KWNEWFILE (a SEARCH/REPLACE block creating hello.py), KWEDIT (long text and an edit of hello.py),
 KWSHELL (a ```bash block: `echo hello-from-shell`), KWOVERFLOW (HTTP 400 "prompt is too long"),
-KWMAXTOKENS (stop_reason max_tokens, then the continuation); Aider's own "*Briefly* summarize
-this partial conversation" request gets a one-line summary after 2 s; anything else gets
-"Reply to: <first line of the message>".
+KWMAXTOKENS (stop_reason max_tokens, then the continuation), KWRATELIMIT (HTTP 429 rate_limit_error,
+as the API answers a key over its organization's rate limit, three times, then an answer),
+KWRATELIMITED (that 429 every time); Aider's own "*Briefly* summarize this partial conversation"
+request gets a one-line summary after 2 s; anything else gets "Reply to: <first line of the message>".
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,8 +63,50 @@ LONG_LINE = (
 # ---------------------------------------------------------------- the fake model
 
 
+def rate_limit(retry_after: int = 12, limit: int = 30_000, model: str = "claude-3-5-haiku-20241022") -> dict:
+    """The API's answer to a key whose organization is over its input tokens per minute: 429,
+    the body {"type": "error", "error": {"type": "rate_limit_error", "message": ...},
+    "request_id": ...} (the same id in the `request-id` header), `retry-after` (seconds) and
+    the `anthropic-ratelimit-*` headers (limit, remaining and an RFC 3339 reset for requests,
+    tokens, input and output tokens; the input tokens at 0). litellm makes it a RateLimitError;
+    Aider ignores `retry-after` and retries on its own schedule."""
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    reset = (now + timedelta(seconds=retry_after)).isoformat().replace("+00:00", "Z")
+    full = (now + timedelta(seconds=1)).isoformat().replace("+00:00", "Z")
+    request_id = f"req_011CFAKE{int(time.time() * 1000) % 10**12:012d}RATE"
+    message = (
+        f"This request would exceed your organization's rate limit of {limit:,} input tokens per minute "
+        f"(org: 0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b, model: {model}). For details, refer to: "
+        "https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. "
+        "Please reduce the prompt length or the maximum tokens requested, or try again later. You may also "
+        "contact sales at https://claude.com/contact-sales to discuss your options for a rate limit increase."
+    )
+    return {
+        "status": 429,
+        "body": {"type": "error", "error": {"type": "rate_limit_error", "message": message}, "request_id": request_id},
+        "headers": {
+            "request-id": request_id,
+            "retry-after": str(retry_after),
+            "x-should-retry": "true",
+            "anthropic-ratelimit-requests-limit": "50",
+            "anthropic-ratelimit-requests-remaining": "49",
+            "anthropic-ratelimit-requests-reset": full,
+            "anthropic-ratelimit-tokens-limit": str(limit + 8_000),
+            "anthropic-ratelimit-tokens-remaining": "0",
+            "anthropic-ratelimit-tokens-reset": reset,
+            "anthropic-ratelimit-input-tokens-limit": str(limit),
+            "anthropic-ratelimit-input-tokens-remaining": "0",
+            "anthropic-ratelimit-input-tokens-reset": reset,
+            "anthropic-ratelimit-output-tokens-limit": "8000",
+            "anthropic-ratelimit-output-tokens-remaining": "8000",
+            "anthropic-ratelimit-output-tokens-reset": full,
+        },
+    }
+
+
 class AiderFake(FakeAnthropic):
-    """FakeAnthropic whose replies may carry a `stop_reason` (for KWMAXTOKENS)."""
+    """FakeAnthropic whose replies may carry a `stop_reason` (for KWMAXTOKENS), or an error's
+    whole `body` (for rate_limit: the API's body, sent as it is)."""
 
     def _handler(self):
         base = super()._handler()
@@ -70,6 +114,8 @@ class AiderFake(FakeAnthropic):
 
         class Handler(base):
             def _messages(self, req: Request, reply: dict) -> None:
+                if "body" in reply:
+                    return self._json(reply["status"], reply["body"], reply.get("headers"))
                 stop = reply.get("stop_reason")
                 if not stop:
                     return super()._messages(req, reply)
@@ -138,6 +184,9 @@ def fake_api() -> AiderFake:
     # the first answer stops at max_tokens; Aider continues it with the partial answer as prefill
     api.add({"text": "This answer is cut off because it ran into the maximum number of output tok", "stop_reason": "max_tokens"}, has("KWMAXTOKENS"), times=1)
     api.add({"text": "kens. Done now."}, has("KWMAXTOKENS"), times=1)
+    # a rate limit that passes after three tries, and one that does not (KWRATELIMIT is in both)
+    api.add(lambda req: rate_limit(), has("KWRATELIMITED"), times=None)
+    api.add(lambda req: rate_limit(), has("KWRATELIMIT"), times=3)
     return api
 
 
@@ -304,6 +353,23 @@ def long_line(screen: Terminal) -> None:
     quit_aider(screen)
 
 
+def limit(screen: Terminal) -> None:
+    """A turn; a turn answered 429 three times, then answered (Aider retries after 0.25, 0.5 and
+    1 s); a turn answered 429 until Aider gives up (its delay doubles from 0.25 s; past 60 s it
+    stops, after 8 retries, about 64 s) and offers the message's two URLs, both declined."""
+    send(screen, "first turn before the limit", "Reply to: first turn before the limit")
+    send(screen, "KWRATELIMIT second turn, limited for a moment", "Reply to: KWRATELIMIT second turn")
+    # it asks while its "Waiting for <model>" spinner still runs: the spinner is drawn over the
+    # question's row, so the question is waited for in the output, not on the cursor's row
+    send(screen, "KWRATELIMITED third turn, limited until Aider gives up", r"Open URL for more info\?", then=None, timeout=120)
+    settle(screen, 2)
+    send(screen, "n", r"Open URL for more info\?", then=None)
+    settle(screen, 2)
+    send(screen, "n")
+    settle(screen, 5)
+    quit_aider(screen)
+
+
 def chained(screen: Terminal) -> None:
     """Turns 1 to 3 each create a file (Aider asks first) and are then summarized in the
     background; supervise types its context at the prompt after each summary, and it is
@@ -330,6 +396,7 @@ SCENARIOS = {
     "context-limit-small-window": (["--model-metadata-file", "small-model-metadata.json"], context_limit_small_window),
     "multiline": ([], multiline),
     "long-line": ([], long_line),
+    "limit": ([], limit),
     # supervise types its context back after each summary (common.recording with `given`)
     # (on a model that litellm does not mark as retiring, unlike MODEL)
     "chained": (["--verbose", "--max-chat-history-tokens", "1500", "--model", "anthropic/claude-haiku-4-5"], chained),
