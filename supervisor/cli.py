@@ -7,6 +7,7 @@ command) into `run ...` before Typer sees it.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -26,8 +27,8 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     pretty_exceptions_enable=False,
-    help="Run a coding agent under a supervisor that records it and keeps its context across compaction.\n\n"
-    "Usage: supervise [OPTIONS] -- COMMAND [ARGS]...",
+    help="Run a coding agent under a supervisor that records it and keeps its context across compaction.",
+    subcommand_metavar="-- AGENT [ARGS]... | COMMAND [ARGS]...",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -54,9 +55,20 @@ def _store() -> Store:
     return Store.open_default()
 
 
+MOST_USED = (
+    ("supervise -- claude", "run an agent (claude, codex, gemini, opencode, aider, ...) under the supervisor"),
+    ("supervise ps", "what each running agent is doing"),
+    ("supervise sessions", "the recorded sessions, newest first"),
+    ("supervise resume ID", "carry on a session (--with AGENT: hand it to another agent)"),
+    ("supervise context ID", "the latest context prompt of a session"),
+)
+
+
 def _usage_no_command() -> None:
-    print("Usage: supervise [OPTIONS] -- COMMAND [ARGS]...", file=sys.stderr)
-    print("supervise: no command given (hint: `supervise -- claude`, or `supervise --help`)", file=sys.stderr)
+    print("Usage: supervise [OPTIONS] -- AGENT [ARGS]...  |  supervise COMMAND [ARGS]...\n\nMost used:", file=sys.stderr)
+    for command, what in MOST_USED:
+        print(f"  {command:<22} {what}", file=sys.stderr)
+    print("\nsupervise: no command given (hint: `supervise -- claude`, or `supervise --help` for every command)", file=sys.stderr)
     sys.exit(2)
 
 
@@ -501,6 +513,25 @@ def _local(iso: str | None) -> str:
         return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
     except ValueError:
         return iso
+
+
+def _flowing(doc: str | None) -> str | None:
+    """A docstring as help text: each paragraph one flowing sentence run (Typer would keep
+    the docstring's line breaks and break lines mid-sentence)."""
+    if not doc:
+        return doc
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(doc).split("\n\n"))
+
+
+def _flowing_help(typer_app: typer.Typer) -> None:
+    for command in typer_app.registered_commands:
+        if command.help is None and command.callback is not None:
+            command.help = _flowing(command.callback.__doc__)
+    for group in typer_app.registered_groups:
+        _flowing_help(group.typer_instance)
+
+
+_flowing_help(app)
 
 
 def route(argv: list[str]) -> list[str]:

@@ -161,3 +161,20 @@ def test_version_is_printed_for_the_flag_and_the_command():
     for args in (["--version"], ["-V"], ["version"]):
         r = run_cli(*args)
         assert r.returncode == 0 and r.stdout == f"supervise {__version__}\n", args
+
+
+def test_help_has_one_usage_line_and_flowing_sentences():
+    wide = {**os.environ, "COLUMNS": "400"}
+    top = run_cli("--help", env=wide).stdout
+    assert top.count("Usage:") == 1 and "supervise [OPTIONS] -- AGENT [ARGS]... | COMMAND [ARGS]..." in top
+    # a command's help is not broken where its docstring's lines were
+    assert any("agent and options; for Claude Code with" in line for line in run_cli("resume", "--help", env=wide).stdout.splitlines())
+    assert any("API key, Docker and Datasette" in line for line in top.splitlines())
+
+
+def test_no_arguments_show_a_short_usage_and_the_most_used_commands():
+    p = run_cli()
+    assert p.returncode == 2
+    lines = p.stderr.splitlines()
+    assert lines[0].startswith("Usage: supervise") and "supervise -- claude" in p.stderr and "supervise ps" in p.stderr
+    assert lines[-1].startswith("supervise: no command given")
