@@ -79,6 +79,14 @@ def reading(values: dict, now: datetime) -> dict:
     return out
 
 
+def parse_time(text) -> datetime | None:
+    """A time as stored (ISO 8601), or None if there is none or it does not read."""
+    try:
+        return datetime.fromisoformat(text) if text else None
+    except (TypeError, ValueError):
+        return None
+
+
 def waitable(at: datetime | None, now: datetime) -> str | None:
     """Why a reset time is not one to wait for (None if it is): unread, gone, or too far."""
     if at is None:

@@ -49,11 +49,11 @@ class LimitWait:
             return None, None
         if self.typed >= self.settings.max_continues:
             return None, f"{self.typed} continues typed in this session already (the most: [limits] max_continues)"
-        at = _parse(detail.get("reset_at"))
+        at = limits.parse_time(detail.get("reset_at"))
         why = limits.waitable(at, now)
         if why:
             return None, why
-        by = _parse(detail.get("reset_by")) or at
+        by = limits.parse_time(detail.get("reset_by")) or at
         self.pending = Wait(next(self._ids), at, by.timestamp() + self.settings.margin)
         return self.pending, None
 
@@ -80,9 +80,3 @@ class LimitWait:
             self.typed += 1
         return done
 
-
-def _parse(text) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text) if text else None
-    except (TypeError, ValueError):
-        return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 
+from .limits import parse_time
 from .plaintext import plain
 from .store import Store
 
@@ -21,7 +22,7 @@ def rows(store: Store, now: datetime | None = None) -> list[dict]:
     out = []
     for s in store.running():
         detail = s.get("state_detail") or {}
-        since = _parse(s.get("state_since"))
+        since = parse_time(s.get("state_since"))
         out.append({
             "id": s["id"],
             "name": s["name"],
@@ -69,7 +70,7 @@ def state_label(r: dict) -> str:
 
 def _clock(text: str | None) -> str:
     """A time as HH:MM local, with its date unless today ("" if none)."""
-    at = _parse(text)
+    at = parse_time(text)
     if at is None:
         return ""
     local = at.astimezone()
@@ -80,13 +81,6 @@ def _since_output(cast_path: str | None, now: datetime) -> float | None:
     try:
         return round(max(0.0, now.timestamp() - os.stat(cast_path).st_mtime), 1) if cast_path else None
     except OSError:
-        return None
-
-
-def _parse(text: str | None) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text) if text else None
-    except ValueError:
         return None
 
 

@@ -5,13 +5,12 @@ events they mean (`limit_cleared`) recorded, and the user told (notify.py).
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from . import states
+from . import limits, states
 from .channel import Terminal
 from .config import Notify
 from .detector import Detector
@@ -65,8 +64,6 @@ class StateWatch:
 def notice_text(values: dict) -> str:
     """A notice as one line: `parser-work (claude): limited until 16:21`."""
     who = values.get("name") or values["id"]
-    until = ""
-    if values.get("reset_at"):
-        with contextlib.suppress(ValueError):
-            until = f" until {datetime.fromisoformat(values['reset_at']).astimezone():%H:%M}"
+    at = limits.parse_time(values.get("reset_at"))
+    until = f" until {at.astimezone():%H:%M}" if at else ""
     return f"supervise: {who} ({values.get('agent') or 'agent'}) {values['state']}{until}"

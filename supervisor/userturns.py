@@ -109,13 +109,9 @@ def mark_typed(text: str, patterns: PatternSet | None, typed: list[str], mark: s
     that says exactly it (the user may have typed the same words before)."""
     if not typed:
         return text
-    left = Counter(t.strip() for t in typed)
-    ours = []
-    for turn in reversed(find(text, patterns)):
-        if left[turn.text] > 0:
-            left[turn.text] -= 1
-            ours.append(turn)
-    for turn in ours:  # latest first: the offsets before it stay valid
+    turns = find(text, patterns)
+    mine = latest_saying([t.text for t in turns], typed)
+    for turn in [turns[i] for i in sorted(mine, reverse=True)]:  # latest first: the offsets before it stay valid
         end = turn.offset - 1
         for _ in range(turn.text.count("\n") + 1):  # to the end of its last line
             end = text.find("\n", end + 1)
@@ -124,6 +120,20 @@ def mark_typed(text: str, patterns: PatternSet | None, typed: list[str], mark: s
                 break
         text = text[: turn.offset] + mark + text[end:]
     return text
+
+
+def latest_saying(texts: list[str], typed: list[str]) -> set[int]:
+    """Which of `texts` (messages in order) are the ones supervise typed: for each text in
+    `typed`, the latest message that says exactly it (the user may have typed the same words
+    before)."""
+    left = Counter(t.strip() for t in typed)
+    mine = set()
+    for i in reversed(range(len(texts))):
+        said = texts[i].strip()
+        if said and left[said] > 0:
+            left[said] -= 1
+            mine.add(i)
+    return mine
 
 
 def original_request(turns: list[str]) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -205,13 +204,8 @@ def continue_texts(store: Store, session: dict, settings: Settings) -> list[str]
 def without_typed(records: list[dict], typed: list[str]) -> list[dict]:
     """Claude Code's transcript without the user turns supervise typed: for each text, the
     latest turn that says exactly it."""
-    left = Counter(t.strip() for t in typed)
-    drop = set()
-    for i in reversed(range(len(records))):
-        said = transcript.user_text(records[i]).strip() if records[i].get("type") == "user" else ""
-        if said and left[said] > 0:
-            left[said] -= 1
-            drop.add(i)
+    said = [transcript.user_text(r) if r.get("type") == "user" else "" for r in records]
+    drop = userturns.latest_saying(said, typed)
     return [r for i, r in enumerate(records) if i not in drop]
 
 
