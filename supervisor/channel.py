@@ -7,6 +7,8 @@ pipe takes without blocking; if the recorder falls behind, the backlog waits in 
 rather than in the user's terminal.
 
 Recorder -> loop: the messages below, one JSON line each, and only what the loop reads.
+
+Before either: the recorder's configuration, on its command line (`RecorderConfig`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ import struct
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from itertools import islice
+
+from .emulator import DEFAULT_EMULATOR
 
 HEADER = struct.Struct("<cdI")
 OUTPUT, INPUT, RESIZE, EVENT, END = b"o", b"i", b"r", b"e", b"q"
@@ -221,6 +225,38 @@ class Inbox:
             os.close(self.fd)
         except OSError:
             pass
+
+
+# -- supervisor -> recorder, once: how to record ---------------------------------------------
+
+
+@dataclass
+class RecorderConfig:
+    """What the supervisor tells the recorder (on its command line: nothing secret here)."""
+
+    session_id: str
+    db_path: str
+    cast_path: str
+    log_path: str
+    header: dict
+    emulator: str = DEFAULT_EMULATOR
+    agent: str | None = None  # pattern set to detect with
+    pattern_files: list[str] = field(default_factory=list)
+    start_monotonic: float | None = None  # the loop's time zero, to measure detection latency
+    started_wall: float | None = None  # the same moment by the wall clock (transcript timestamps)
+    transcript_dir: str | None = None  # Claude Code's project folder to follow
+    contexts: bool = True  # make session contexts (on compaction, periodically, at the end)
+    inject: str = "off"  # give the agent its context back: auto | type | off
+    hook_socket: str | None = None  # where Claude Code's SessionStart hook asks for it
+    resume_from: str | None = None  # the session this one resumes: its context is due at start
+    handoff_from: str | None = None  # ... by another agent: the one that did the work
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> "RecorderConfig":
+        return cls(**json.loads(text))
 
 
 # -- recorder -> loop ------------------------------------------------------------------------

@@ -19,8 +19,7 @@ import typer
 
 from . import __version__, paths
 from .errors import SuperviseError
-from .export import FORMATS, export as export_session, session_json
-from .plaintext import json_text, plain
+from .plaintext import json_rows, json_text, plain
 from .store import Store
 
 app = typer.Typer(
@@ -54,6 +53,8 @@ def _check_inject(inject: str) -> str:
 def _store() -> Store:
     return Store.open_default()
 
+
+SESSIONS_SHOWN = 50  # `supervise sessions` without --all: a screenful or two, not thousands of lines
 
 MOST_USED = (
     ("supervise -- claude", "run an agent (claude, codex, gemini, opencode, aider, ...) under the supervisor"),
@@ -216,20 +217,27 @@ def agent_cmd(
 
 
 @app.command()
-def sessions(as_json: bool = typer.Option(False, "--json", help="Print a JSON array.")) -> None:
+def sessions(
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
+    limit: int = typer.Option(SESSIONS_SHOWN, "--limit", "-n", min=1, help="Show the newest N sessions."),
+    show_all: bool = typer.Option(False, "--all", "-a", help="Show every session."),
+) -> None:
     """List sessions, newest first."""
-    rows = _store().sessions()
+    store = _store()
+    rows = store.sessions(None if show_all else limit)
     if as_json:
-        typer.echo(json_text(rows))
-        return
-    if not rows:
+        typer.echo(json_rows(rows))
+    elif not rows:
         typer.echo("No sessions yet. Start one with: supervise -- COMMAND")
-        return
-    typer.echo(f"{'ID':<8} {'STATUS':<12} {'STARTED':<17} {'EXIT':>4}  {'AGENT':<10} COMMAND")
-    for r in rows:
-        exit_code = "" if r["exit_code"] is None else str(r["exit_code"])
-        label = plain(r["command"] if not r["name"] else f"{r['name']}: {r['command']}", newlines=False)
-        typer.echo(f"{r['id']:<8} {r['status']:<12} {_local(r['started']):<17} {exit_code:>4}  {(r['agent'] or '')[:10]:<10} {label}")
+    else:
+        lines = [f"{'ID':<8} {'STATUS':<12} {'STARTED':<17} {'EXIT':>4}  {'AGENT':<10} COMMAND"]
+        for r in rows:
+            exit_code = "" if r["exit_code"] is None else str(r["exit_code"])
+            label = plain(r["command"] if not r["name"] else f"{r['name']}: {r['command']}", newlines=False)
+            lines.append(f"{r['id']:<8} {r['status']:<12} {_local(r['started']):<17} {exit_code:>4}  {(r['agent'] or '')[:10]:<10} {label}")
+        typer.echo("\n".join(lines))
+    if not show_all and len(rows) == limit and (total := store.count_sessions()) > limit:
+        typer.echo(f"supervise: the newest {limit:,} of {total:,} sessions (--all for every one, --limit N for more)", err=True)
 
 
 @app.command()
@@ -265,6 +273,8 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show one session with its events, its context rounds and related sessions."""
+    from .export import session_json
+
     store = _store()
     data = session_json(store, store.resolve(session_id))
     data["contexts"] = [{k: c[k] for k in CONTEXT_KEYS} for c in store.contexts(data["id"])]
@@ -305,11 +315,13 @@ def _context_origin(c: dict) -> str:
 @app.command()
 def export(
     session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
-    fmt: str = typer.Option("text", "--format", "-f", help=f"One of: {', '.join(FORMATS)}."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text (the text log), cast (the asciicast recording) or json."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE instead of stdout."),
     redact: bool = typer.Option(False, "--redact", help="Mask secrets (API keys, tokens, passwords, private keys)."),
 ) -> None:
     """Export a session as a text log, the raw asciicast recording, or JSON."""
+    from .export import FORMATS, export as export_session
+
     if fmt not in FORMATS:
         raise SuperviseError(f"unknown format '{fmt}'", f"use one of: {', '.join(FORMATS)}", exit_code=2)
     store = _store()

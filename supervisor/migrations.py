@@ -1,15 +1,30 @@
 """The database's schema: ordered, named migrations, applied whenever it opens (store.py),
 so a database written by an older supervise is upgraded in place. A change to the schema is
 a new migration at the end; a released one is never edited.
+
+They run through sqlite-utils' migrations (its `_sqlite_migrations` table records them), but
+whether any is pending is one plain query: importing sqlite-utils costs 40-45 ms, a third of
+a `supervise` command's time, and is needed only when the schema changes.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING, Callable
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
 
-migrations = sqlite_utils.Migrations("supervise")
+SET = "supervise"
+STEPS: list[Callable[[sqlite_utils.Database], None]] = []
+
+
+def migrations() -> Callable:
+    """Register the function below as the next migration (named after it)."""
+    def register(fn: Callable) -> Callable:
+        STEPS.append(fn)
+        return fn
+    return register
 
 
 @migrations()
@@ -146,15 +161,6 @@ def m008_context_backend(db: sqlite_utils.Database) -> None:
     db["contexts"].add_column("backend", str)
 
 
-def apply(db: sqlite_utils.Database) -> None:
-    try:
-        migrations.apply(db)
-    except sqlite3.OperationalError as exc:
-        # Two supervisors opening a new database at once: the other one won the race.
-        if "already exists" not in str(exc):
-            raise
-        migrations.apply(db)
-
 
 @migrations()
 def m009_session_state(db: sqlite_utils.Database) -> None:
@@ -163,3 +169,30 @@ def m009_session_state(db: sqlite_utils.Database) -> None:
     db["sessions"].add_column("state", str)
     db["sessions"].add_column("state_since", str)  # ISO 8601, UTC
     db["sessions"].add_column("state_detail", str)  # JSON: reset_at, context_left, ...
+
+
+def applied(conn: sqlite3.Connection) -> list[str]:
+    """The names of the migrations this database has had, in the order they ran."""
+    try:
+        rows = conn.execute("select name from _sqlite_migrations where migration_set = ? order by id", [SET]).fetchall()
+    except sqlite3.OperationalError:  # a new database: no table yet
+        return []
+    return [name for (name,) in rows]
+
+
+def apply(conn: sqlite3.Connection) -> None:
+    if {fn.__name__ for fn in STEPS} <= set(applied(conn)):
+        return
+    import sqlite_utils
+
+    db = sqlite_utils.Database(conn)
+    steps = sqlite_utils.Migrations(SET)
+    for fn in STEPS:
+        steps()(fn)
+    try:
+        steps.apply(db)
+    except sqlite3.OperationalError as exc:
+        # Two supervisors opening a new database at once: the other one won the race.
+        if "already exists" not in str(exc):
+            raise
+        steps.apply(db)

@@ -91,7 +91,9 @@ def user_dir(env: Mapping[str, str] | None = None) -> Path:
     return config_dir(env) / "patterns"
 
 
-def load_file(path: Path) -> PatternSet:
+def load_file(path: Path, check: bool = True) -> PatternSet:
+    """One pattern file. `check`: each regex is checked now (else when first used: the
+    shipped files, which the tests and `supervise doctor` check)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -123,12 +125,12 @@ def load_file(path: Path) -> PatternSet:
             raise SuperviseError(f"{where}: unknown status '{status}'", f"use one of: {', '.join(STATUSES)}")
         flags = re.IGNORECASE if "i" in str(raw.get("flags", "")) else 0
         try:
-            regex = saferegex.compile(raw["regex"], flags, name=f"{name}/{raw['name']}")
+            regex = saferegex.compile(raw["regex"], flags, name=f"{name}/{raw['name']}", check=check)
         except saferegex.error as exc:
             raise SuperviseError(f"{where}: bad regex {raw['regex']!r}: {exc}", "fix the regex (Python `re` syntax)") from exc
-        if raw["event"] == "context_low" and not ({"pct", "used"} & set(regex.groupindex)):
+        if check and raw["event"] == "context_low" and not ({"pct", "used"} & set(regex.groupindex)):
             raise SuperviseError(f"{where}: a context_low regex must capture (?P<pct>...) or (?P<used>...)")
-        if raw["event"] in USER_KINDS and "text" not in regex.groupindex:
+        if check and raw["event"] in USER_KINDS and "text" not in regex.groupindex:
             raise SuperviseError(f"{where}: a {raw['event']} regex must capture the user's words as (?P<text>...)")
         patterns.append(Pattern(name, raw["name"], raw["event"], regex, str(raw.get("seen_on", "")), status))
     low_at = agent.get("context_low_at", DEFAULT_CONTEXT_LOW_AT)
@@ -144,8 +146,9 @@ def _files(directory: Path) -> list[Path]:
 def load_all(extra: Iterable[Path] = (), env: Mapping[str, str] | None = None) -> dict[str, PatternSet]:
     """Every pattern set by agent name: shipped, then the user's, then `extra` (later wins)."""
     sets: dict[str, PatternSet] = {}
-    for path in [*_files(builtin_dir()), *_files(user_dir(env)), *[Path(p) for p in extra]]:
-        loaded = load_file(path)
+    shipped = _files(builtin_dir())
+    for path in [*shipped, *_files(user_dir(env)), *[Path(p) for p in extra]]:
+        loaded = load_file(path, check=path not in shipped)
         previous = sets.get(loaded.agent)
         if previous is not None:
             loaded.overrides = [*previous.overrides, previous.source]

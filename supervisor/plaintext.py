@@ -50,3 +50,12 @@ def json_text(data: object, indent: int | None = 2) -> str:
     take as a control (json.dumps escapes only those below 0x20) written as \\uXXXX."""
     text = json.dumps(data, indent=indent, ensure_ascii=False)
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def json_rows(rows: list) -> str:
+    """A JSON array with one item a line: as readable for a list of records as indenting,
+    and written by json's C encoder (indenting takes the pure-Python one: 0.5 s for 10,000
+    sessions, against 0.05 s)."""
+    if not rows:
+        return "[]"
+    return "[\n" + ",\n".join(json_text(row, indent=None) for row in rows) + "\n]"

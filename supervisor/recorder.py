@@ -26,11 +26,10 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import asciicast, channel, config, emulator as emulators, logindex, paths, transcript
-from .channel import Compacted, Error, Injected, Message, Modes, Done, Note
+from . import asciicast, channel, config, logindex, paths, transcript
+from .channel import Compacted, Error, Injected, Message, Modes, Done, Note, RecorderConfig
 from .contexts.schema import quoted
 from .events import EventSink
 from .giveback import GiveBack
@@ -43,35 +42,6 @@ from .termmodes import ModeTracker
 # Output chunks closer together than this become one .cast event: the same replay to the
 # eye, far fewer events under heavy output.
 COALESCE = 0.010
-
-
-@dataclass
-class RecorderConfig:
-    """What the supervisor tells the recorder (on its command line: nothing secret here)."""
-
-    session_id: str
-    db_path: str
-    cast_path: str
-    log_path: str
-    header: dict
-    emulator: str = emulators.DEFAULT_EMULATOR
-    agent: str | None = None  # pattern set to detect with
-    pattern_files: list[str] = field(default_factory=list)
-    start_monotonic: float | None = None  # the loop's time zero, to measure detection latency
-    started_wall: float | None = None  # the same moment by the wall clock (transcript timestamps)
-    transcript_dir: str | None = None  # Claude Code's project folder to follow
-    contexts: bool = True  # make session contexts (on compaction, periodically, at the end)
-    inject: str = "off"  # give the agent its context back: auto | type | off
-    hook_socket: str | None = None  # where Claude Code's SessionStart hook asks for it
-    resume_from: str | None = None  # the session this one resumes: its context is due at start
-    handoff_from: str | None = None  # ... by another agent: the one that did the work
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> "RecorderConfig":
-        return cls(**json.loads(text))
 
 
 class Recorder:

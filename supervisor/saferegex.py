@@ -4,7 +4,11 @@ detection or a digest. They are matched with the `regex` engine, which can stop 
 time limit; a pattern that reaches it is turned off for the rest of the process and says so
 (`slow`), and matches nothing from then on.
 
-`re` syntax is kept (the `regex` engine's VERSION0 is `re`-compatible).
+`re` syntax is kept (the `regex` engine's VERSION0 is `re`-compatible). A pattern is
+checked with `re` when it is made (the syntax users write, and its error messages), and
+compiled by `regex` when it is first used: the shipped pattern files are checked by the
+tests instead, so that choosing an agent's pattern set at start-up compiles nothing
+(compiling them all took 60 ms of `supervise -- CMD` before the agent started).
 """
 
 from __future__ import annotations
@@ -12,25 +16,37 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import regex
-
 # A screen line is searched in microseconds; past this a pattern is broken, not slow. Longer
 # texts (a joined 10 MB line, a whole log for the digest) get time in proportion.
 LIMIT = 0.1  # seconds, plus:
 PER_MB = 1.0  # seconds per MB of text searched
 
-error = (re.error, regex.error)
+error = re.error
 
 
 class Guarded:
-    """A compiled pattern with the few methods supervise uses, each under a time limit."""
+    """A pattern with the few methods supervise uses, each under a time limit. `check`: its
+    syntax is checked now (a `re.error` if it is wrong), else when first used."""
 
-    def __init__(self, pattern: str, flags: int = 0, name: str = ""):
-        re.compile(pattern, flags)  # the syntax users write, and its error messages
-        self._rx = regex.compile(pattern, _flags(flags))
+    def __init__(self, pattern: str, flags: int = 0, name: str = "", check: bool = True):
         self.pattern, self.flags, self.name = pattern, flags, name
-        self.groupindex = dict(self._rx.groupindex)
+        self._groupindex = dict(re.compile(pattern, flags).groupindex) if check else None
+        self._compiled = None
         self.slow: str | None = None  # why it was turned off
+
+    @property
+    def groupindex(self) -> dict:
+        if self._groupindex is None:
+            self._groupindex = dict(re.compile(self.pattern, self.flags).groupindex)
+        return self._groupindex
+
+    @property
+    def _rx(self):
+        if self._compiled is None:
+            import regex
+
+            self._compiled = regex.compile(self.pattern, _flags(self.flags))
+        return self._compiled
 
     def search(self, text: str, pos: int = 0):
         if self.slow is not None:
@@ -50,7 +66,7 @@ class Guarded:
             self._turn_off(text)
 
     def with_flags(self, flags: int) -> "Guarded":
-        return Guarded(self.pattern, self.flags | flags, self.name)
+        return Guarded(self.pattern, self.flags | flags, self.name, check=self._groupindex is not None)
 
     def _turn_off(self, text: str) -> None:
         self.slow = (f"pattern {self.name or repr(self.pattern)} took over {_limit(text):.1f} s on {len(text):,} characters "
@@ -60,8 +76,8 @@ class Guarded:
         return f"Guarded({self.pattern!r})"
 
 
-def compile(pattern: str, flags: int = 0, name: str = "") -> Guarded:  # noqa: A001 - the re-like name
-    return Guarded(pattern, flags, name)
+def compile(pattern: str, flags: int = 0, name: str = "", check: bool = True) -> Guarded:  # noqa: A001 - the re-like name
+    return Guarded(pattern, flags, name, check)
 
 
 def _limit(text: str) -> float:
@@ -69,6 +85,8 @@ def _limit(text: str) -> float:
 
 
 def _flags(flags: int) -> int:
+    import regex
+
     out = 0
     for flag, same in ((re.IGNORECASE, regex.IGNORECASE), (re.MULTILINE, regex.MULTILINE), (re.DOTALL, regex.DOTALL),
                        (re.VERBOSE, regex.VERBOSE)):

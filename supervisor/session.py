@@ -22,11 +22,10 @@ from .hook import SOCKET_ENV
 from . import patterns
 from .patterns import PatternSet
 from .errors import SuperviseError
-from .channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, Outbox
+from .channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, Outbox, RecorderConfig
 from .events import EventSink
 from .pty_loop import PtyLoop
-from .recorder import RecorderConfig
-from .store import COMPLETED, FAILED, INTERRUPTED, Store, supervisor_alive
+from .store import COMPLETED, FAILED, INTERRUPTED, Store, supervisor_alive, utcnow
 
 # The agent's session leader, so that Ctrl-Z works in the agent (see jobshell.py).
 JOBSHELL = str(Path(__file__).with_name("jobshell.py"))
@@ -92,36 +91,18 @@ def run(
             f"detected and no context given back · see: supervise patterns list",
             file=stderr,
         )
-    store = Store.open_default(env)
+    store = Store.open_default(env)  # a database that cannot be opened stops us here, before the agent starts
     command = shlex.join(opts.argv)
-    session = store.create_session(
-        name=opts.name,
-        command=command,
-        argv=opts.argv,
-        agent=agent,
-        cwd=opts.cwd,
-        pid=os.getpid(),
-        parent_id=opts.parent_id,
-        options=opts.stored,
-    )
-    sid = session["id"]
+    sid = store.free_id()
+    session = dict(name=opts.name, command=command, argv=opts.argv, agent=agent, cwd=opts.cwd, pid=os.getpid(),
+                   parent_id=opts.parent_id, options=opts.stored)
     try:
         sdir = paths.ensure_private_dir(paths.session_dir(sid, env))
     except SuperviseError:
-        store.finish_session(sid, FAILED, 1)
+        store.create_session(sid, **session, status=FAILED, exit_code=1, ended=utcnow())
         raise
     cast_path, log_path = sdir / "session.cast", sdir / "session.log"
-    store.update_session(sid, cast_path=str(cast_path), log_path=str(log_path))
-
-    executable = shutil.which(opts.argv[0], path=env.get("PATH", os.defpath))
-    if executable is None:
-        store.finish_session(sid, FAILED, 127)
-        EventSink(store, sid).emit("spawn_failed", 0.0, {"error": "command not found", "command": opts.argv[0]}, None)
-        raise SuperviseError(
-            f"command not found: {opts.argv[0]}",
-            "check the spelling, or give the full path after `--`",
-            exit_code=127,
-        )
+    session.update(cast_path=str(cast_path), log_path=str(log_path))
 
     cols, rows = tty.size(stdout_fd, stdin_fd, env=env)
     child_env = {**env, "SUPERVISE_SESSION_ID": sid}
@@ -137,16 +118,38 @@ def run(
         hook_socket = str(socket_dir / "hook.sock")
         spawn_argv = claude.with_hook(opts.argv, sdir / "claude-settings.json", resumed=opts.parent_id is not None)
         child_env[SOCKET_ENV] = hook_socket
-    # The recorder first: its start-up (imports, database) overlaps the agent's.
+    # The agent first, then its row and the recorder while it starts: the recorder's own
+    # start-up (its imports, the database) overlaps the agent's, and output waits in the
+    # pipe to it meanwhile.
+    start = time.monotonic()
+    started_wall = time.time()
+    try:
+        program = _find_program(spawn_argv[0], child_env, opts.cwd)
+        proc = PtyProcess.spawn(
+            [sys.executable, "-S", "-P", JOBSHELL, program, *spawn_argv],
+            cwd=opts.cwd, env=child_env, dimensions=(rows, cols), preexec_fn=_restore_signals,
+        )
+    except (OSError, FileNotFoundError) as exc:
+        code = 127 if isinstance(exc, FileNotFoundError) else 126
+        store.create_session(sid, **session, status=FAILED, exit_code=code, ended=utcnow())
+        EventSink(store, sid).emit("spawn_failed", 0.0, {"error": str(exc), "command": opts.argv[0]}, None)
+        if code == 127:
+            raise SuperviseError(f"command not found: {opts.argv[0]}", "check the spelling, or give the full path after `--`",
+                                 exit_code=127) from exc
+        raise SuperviseError(f"cannot run {opts.argv[0]}: {exc}", exit_code=code) from exc
+    try:
+        store.create_session(sid, **session, child_pid=proc.pid)
+    except (sqlite3.Error, SuperviseError):
+        _terminate(proc)
+        raise
     header = {
         "width": cols,
         "height": rows,
-        "timestamp": int(time.time()),
+        "timestamp": int(started_wall),
         "command": command,
         "title": opts.name,
         "env": {k: env[k] for k in ("TERM", "SHELL") if k in env},
     }
-    start = time.monotonic()
     config = RecorderConfig(
         sid,
         str(store.path),
@@ -157,7 +160,7 @@ def run(
         agent=pattern_set.agent if pattern_set else None,
         pattern_files=[str(Path(p).resolve()) for p in opts.pattern_files],
         start_monotonic=start,
-        started_wall=time.time(),
+        started_wall=started_wall,
         transcript_dir=str(transcript.project_dir(child_env, opts.cwd)) if agent == "claude" else None,
         inject=inject,
         hook_socket=hook_socket,
@@ -174,25 +177,6 @@ def run(
         recorder_env["SUPERVISE_NOTIFY"] = opts.notify
     outbox, inbox, recorder = _start_recorder(config, recorder_env, sdir)
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
-    try:
-        program = _find_program(spawn_argv[0], child_env, opts.cwd)
-        proc = PtyProcess.spawn(
-            [sys.executable, "-S", "-P", JOBSHELL, program, *spawn_argv],
-            cwd=opts.cwd, env=child_env, dimensions=(rows, cols), preexec_fn=_restore_signals,
-        )
-    except (OSError, FileNotFoundError) as exc:
-        code = 127 if isinstance(exc, FileNotFoundError) else 126
-        outbox.end(0.0, {"exit_code": code})
-        outbox.drain(RECORDER_WAIT)
-        outbox.close()
-        inbox.close()
-        store.finish_session(sid, FAILED, code)
-        EventSink(store, sid).emit("spawn_failed", 0.0, {"error": str(exc)}, None)
-        raise SuperviseError(f"cannot run {opts.argv[0]}: {exc}", exit_code=code) from exc
-    try:
-        store.update_session(sid, child_pid=proc.pid)
-    except sqlite3.Error:
-        pass  # only informative; a full disk is told at the end
 
     notes: list[str] = []
     given: list[dict] = []  # injections

@@ -15,13 +15,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from . import paths
 from .migrations import apply as _apply_migrations
 from .errors import SuperviseError
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # Lower-case letters and digits without the look-alikes 0/o, 1/l/i: easy to read aloud and type.
 ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
@@ -59,20 +60,23 @@ class _Connection(sqlite3.Connection):
 
 
 class Store:
-    """One connection to the database. Use one Store per thread (sqlite3 connections are not shared)."""
+    """One connection to the database. Use one Store per thread (sqlite3 connections are not shared).
+
+    Its own queries are plain sqlite3: sqlite-utils (`self.db`, for the modules that build
+    rows with it) is loaded on first use, as its import costs 40-45 ms of every command."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         paths.ensure_private_dir(self.path.parent)
         existed = self.path.exists()
         try:
-            conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False, isolation_level="IMMEDIATE",
-                                   factory=_Connection)
-            self.db = sqlite_utils.Database(conn)
+            self.conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False, isolation_level="IMMEDIATE",
+                                        factory=_Connection)
             if not existed:
                 os.chmod(self.path, 0o600)
-            self.db.enable_wal()
-            _apply_migrations(self.db)
+            if self.conn.execute("pragma journal_mode").fetchone()[0] != "wal":
+                self.conn.execute("pragma journal_mode = wal")
+            _apply_migrations(self.conn)
         except sqlite3.DatabaseError as exc:
             raise SuperviseError(
                 f"database {self.path} is unreadable: {exc}",
@@ -80,54 +84,92 @@ class Store:
             ) from exc
         except sqlite3.OperationalError as exc:  # pragma: no cover - subclass of DatabaseError
             raise SuperviseError(f"cannot open database {self.path}: {exc}") from exc
+        self._db = None
 
     @classmethod
     def open_default(cls, env: Mapping[str, str] | None = None) -> "Store":
         return cls(paths.db_path(env))
 
+    @property
+    def db(self) -> "sqlite_utils.Database":
+        """sqlite-utils over the same connection."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
+
     def close(self) -> None:
-        self.db.conn.close()
+        self.conn.close()
+
+    def _rows(self, sql: str, params: Any = ()) -> list[dict]:
+        cursor = self.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def _insert(self, table: str, record: Mapping[str, Any]) -> int:
+        columns = ", ".join(f'"{k}"' for k in record)
+        with self.conn:
+            cursor = self.conn.execute(f'insert into "{table}" ({columns}) values ({", ".join("?" * len(record))})', list(record.values()))
+        return cursor.lastrowid
+
+    def _update(self, table: str, key: Any, fields: Mapping[str, Any], pk: str = "id") -> None:
+        if not fields:
+            return
+        assignments = ", ".join(f'"{k}" = ?' for k in fields)
+        with self.conn:
+            self.conn.execute(f'update "{table}" set {assignments} where "{pk}" = ?', [*fields.values(), key])
 
     # -- sessions ---------------------------------------------------------------------------
 
-    def create_session(self, **fields: Any) -> dict:
-        for _ in range(20):
-            session_id = new_id()
-            if not self.db["sessions"].count_where("id = ?", [session_id]):
-                break
-        record = {"id": session_id, "started": utcnow(), "status": ACTIVE, **fields}
+    def create_session(self, session_id: str | None = None, **fields: Any) -> dict:
+        """A new session row; `session_id` if one was chosen beforehand (the agent already
+        runs with it in its environment), else a new one."""
+        record = {"id": session_id or self.free_id(), "started": utcnow(), "status": ACTIVE, **fields}
         if isinstance(record.get("argv"), (list, tuple)):
             record["argv"] = json.dumps(list(record["argv"]))
         if isinstance(record.get("options"), dict):
             record["options"] = json.dumps(record["options"])
-        self.db["sessions"].insert(record)
+        self._insert("sessions", record)
         return self.get_session(record["id"])
 
+    def free_id(self) -> str:
+        """An id no session has yet."""
+        for _ in range(20):
+            candidate = new_id()
+            if not self.conn.execute("select 1 from sessions where id = ?", [candidate]).fetchone():
+                break
+        return candidate
+
     def update_session(self, session_id: str, **fields: Any) -> None:
-        self.db["sessions"].update(session_id, fields)
+        self._update("sessions", session_id, fields)
 
     def finish_session(self, session_id: str, status: str, exit_code: int | None) -> None:
         self.update_session(session_id, status=status, exit_code=exit_code, ended=utcnow())
 
     def get_session(self, session_id: str) -> dict:
-        row = self.db["sessions"].get(session_id)
-        return _decode_session(row)
+        rows = self._rows("select * from sessions where id = ?", [session_id])
+        if not rows:
+            raise SuperviseError(f"no session {session_id}", "run `supervise sessions` to list ids")
+        return _decode_session(rows[0])
 
-    def sessions(self) -> list[dict]:
+    def sessions(self, limit: int | None = None) -> list[dict]:
+        """The newest `limit` sessions (all with None), newest first."""
         self.mark_dead_sessions()
-        rows = self.db.query("select * from sessions order by started desc, rowid desc")
+        rows = self._rows("select * from sessions order by started desc, rowid desc limit ?", [-1 if limit is None else limit])
         return [_decode_session(r) for r in rows]
+
+    def count_sessions(self) -> int:
+        return self.conn.execute("select count(*) from sessions").fetchone()[0]
 
     def resolve(self, prefix: str) -> dict:
         """Find a session by any unique prefix of its id."""
         prefix = prefix.strip().lower()
         if not prefix:
             raise SuperviseError("empty session id", "run `supervise sessions` to list ids")
-        rows = list(
-            self.db.query(
-                "select id from sessions where id like ? escape '\\' order by started desc",
-                [prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"],
-            )
+        rows = self._rows(
+            "select id from sessions where id like ? escape '\\' order by started desc",
+            [prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"],
         )
         if not rows:
             raise SuperviseError(f"no session matches '{prefix}'", "run `supervise sessions` to list ids")
@@ -142,19 +184,19 @@ class Store:
 
     def latest(self) -> dict:
         self.mark_dead_sessions()
-        rows = list(self.db.query("select id from sessions order by started desc, rowid desc limit 1"))
+        rows = self._rows("select id from sessions order by started desc, rowid desc limit 1")
         if not rows:
             raise SuperviseError("there are no sessions yet", "start one with `supervise -- CMD`")
         return self.get_session(rows[0]["id"])
 
     def children(self, session_id: str) -> list[dict]:
-        return [_decode_session(r) for r in self.db["sessions"].rows_where("parent_id = ?", [session_id], order_by="started")]
+        return [_decode_session(r) for r in self._rows("select * from sessions where parent_id = ? order by started", [session_id])]
 
     def mark_dead_sessions(self) -> None:
         """A session whose supervisor process is gone (killed, crashed) is `interrupted`, not `active`."""
-        for row in list(self.db["sessions"].rows_where("status = ?", [ACTIVE])):
-            if not supervisor_alive(row["pid"]):
-                self.db["sessions"].update(row["id"], {"status": INTERRUPTED})
+        for session_id, pid in self.conn.execute("select id, pid from sessions where status = ?", [ACTIVE]).fetchall():
+            if not supervisor_alive(pid):
+                self.update_session(session_id, status=INTERRUPTED)
 
     def set_state(self, session_id: str, state: str, since: str, detail: Mapping[str, Any]) -> None:
         self.update_session(session_id, state=state, state_since=since, state_detail=json.dumps(dict(detail), ensure_ascii=False))
@@ -162,18 +204,16 @@ class Store:
     def running(self) -> list[dict]:
         """The sessions whose supervisor is alive, newest first."""
         self.mark_dead_sessions()
-        rows = self.db.query("select * from sessions where status = ? order by started desc, rowid desc", [ACTIVE])
+        rows = self._rows("select * from sessions where status = ? order by started desc, rowid desc", [ACTIVE])
         return [_decode_session(r) for r in rows]
 
     # -- events -----------------------------------------------------------------------------
 
     def add_event(self, session_id: str, event: Event) -> int:
-        table = self.db["events"]
-        table.insert(_event_row(session_id, event))
-        return table.last_pk
+        return self._insert("events", _event_row(session_id, event))
 
     def update_event_detail(self, event_id: int, detail: Mapping[str, Any]) -> None:
-        self.db["events"].update(event_id, {"detail": json.dumps(dict(detail), ensure_ascii=False)})
+        self._update("events", event_id, {"detail": json.dumps(dict(detail), ensure_ascii=False)})
 
     # -- contexts -------------------------------------------------------------------------------
 
@@ -182,31 +222,31 @@ class Store:
         prompt. Round and prompt are decided in one write transaction, so two processes
         making a round of one session at once (a `resume` during the session-end context)
         each get their own round and each prompt names its own."""
-        with self.db.conn:
-            self.db.execute("begin immediate")
-            row = self.db.execute("select coalesce(max(round), 0) + 1 from contexts where session_id = ?", [session_id]).fetchone()
+        with self.conn:
+            self.conn.execute("begin immediate")  # the round is ours until the commit (a select alone opens no transaction)
+            row = self.conn.execute("select coalesce(max(round), 0) + 1 from contexts where session_id = ?", [session_id]).fetchone()
             record = {"session_id": session_id, "round": row[0], "created": utcnow(), **fields, "prompt": render(row[0])}
             if not isinstance(record.get("context"), str):
                 record["context"] = json.dumps(record["context"], ensure_ascii=False)
-            self.db["contexts"].insert(record)
+            columns = ", ".join(f'"{k}"' for k in record)
+            self.conn.execute(f'insert into contexts ({columns}) values ({", ".join("?" * len(record))})', list(record.values()))
         return self.latest_context(session_id)
 
     def latest_context(self, session_id: str) -> dict | None:
-        rows = list(self.db.query("select * from contexts where session_id = ? order by round desc limit 1", [session_id]))
+        rows = self._rows("select * from contexts where session_id = ? order by round desc limit 1", [session_id])
         return _decode_context(rows[0]) if rows else None
 
     def contexts(self, session_id: str) -> list[dict]:
-        return [_decode_context(r) for r in self.db.query("select * from contexts where session_id = ? order by round", [session_id])]
+        return [_decode_context(r) for r in self._rows("select * from contexts where session_id = ? order by round", [session_id])]
 
     def prompts(self, session_id: str, last: int) -> list[tuple[str, dict]]:
         """(prompt, context) of the session's latest `last` rounds, oldest first."""
-        rows = self.db.execute("select prompt, context from contexts where session_id = ? order by round desc limit ?", [session_id, last]).fetchall()
+        rows = self.conn.execute("select prompt, context from contexts where session_id = ? order by round desc limit ?", [session_id, last]).fetchall()
         return [(prompt, json.loads(context) if context else {}) for prompt, context in reversed(rows)]
 
     def events(self, session_id: str) -> list[dict]:
         out = []
-        for row in self.db["events"].rows_where("session_id = ?", [session_id], order_by="offset, id"):
-            row = dict(row)
+        for row in self._rows("select * from events where session_id = ? order by offset, id", [session_id]):
             row["detail"] = json.loads(row["detail"]) if row["detail"] else {}
             out.append(row)
         return out

@@ -20,9 +20,6 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 
-from watchdog.events import FileSystemEventHandler
-from watchdog.observers import Observer
-
 Record = dict
 OnRecord = Callable[[Record, Path], None]
 
@@ -86,6 +83,9 @@ class TranscriptFollower:
                 return
 
     def _watch(self) -> None:
+        from watchdog.events import FileSystemEventHandler  # here: the supervisor needs only project_dir
+        from watchdog.observers import Observer
+
         follower = self
 
         class Handler(FileSystemEventHandler):

@@ -137,6 +137,16 @@ def test_every_shipped_file_names_its_commands_and_marks_its_patterns():
         assert {"compaction_started", "compaction_finished", "idle_prompt", "permission_prompt"} <= verified, agent
 
 
+def test_every_shipped_regex_passes_the_checks_a_users_file_gets():
+    """Start-up leaves the shipped regexes unchecked (each compiles when first used): so
+    each must pass here what a user's file is checked for as it loads."""
+    for path in sorted(patterns.builtin_dir().glob("*.toml")):
+        checked = patterns.load_file(path, check=True)
+        assert [p.regex.groupindex for p in checked.patterns] == [p.regex.groupindex for p in SHIPPED[checked.agent].patterns]
+        for p in checked.patterns:
+            assert p.regex._rx.pattern == p.regex.pattern  # and compiles in the engine that matches
+
+
 def write(tmp_path, name, text):
     path = tmp_path / name
     path.write_text(text)

@@ -16,7 +16,7 @@ def test_migrating_an_empty_database_creates_the_tables_with_their_columns(tmp_p
         "exit_code", "status", "pid", "child_pid", "cast_path", "log_path", "parent_id", "agent_session_id", "options",
     } <= cols["sessions"]
     assert {"id", "session_id", "time", "offset", "kind", "detail"} <= cols["events"]
-    assert [m.name for m in __import__("supervisor.migrations").migrations.migrations.applied(store.db)] == ["m001_sessions_and_events", "m002_agent_session_id", "m003_contexts", "m004_session_options", "m005_context_offsets", "m006_agent_messages", "m007_search", "m008_context_backend", "m009_session_state"]
+    assert __import__("supervisor.migrations").migrations.applied(store.conn) == ["m001_sessions_and_events", "m002_agent_session_id", "m003_contexts", "m004_session_options", "m005_context_offsets", "m006_agent_messages", "m007_search", "m008_context_backend", "m009_session_state"]
     assert {"source", "backend", "model", "error"} <= set(store.db["contexts"].columns_dict)
     assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert oct(os.stat(tmp_path / "s.db").st_mode & 0o777) == "0o600"
@@ -93,11 +93,13 @@ def test_unwritable_data_dir_is_refused_with_a_hint(tmp_path):
 def test_a_database_from_an_older_supervise_is_upgraded_in_place(tmp_path):
     import sqlite_utils
 
-    from supervisor.migrations import migrations
+    from supervisor.migrations import SET, STEPS
 
     path = tmp_path / "s.db"
     db = sqlite_utils.Database(path)
-    migrations.apply(db, stop_before="m002_agent_session_id")
+    first = sqlite_utils.Migrations(SET)  # what the first release of the schema had
+    first()(STEPS[0])
+    first.apply(db)
     db["sessions"].insert({"id": "abc234", "command": "claude", "argv": '["claude"]', "cwd": "/", "started": "2026-01-01", "status": "completed"})
     db.conn.close()
     store = Store(path)
