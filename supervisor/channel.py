@@ -148,19 +148,27 @@ class Outbox:
 
 def read_batches(fd: int) -> Iterator[list[tuple[bytes, float, bytes]]]:
     """Recorder side: the frames of each read, until the pipe closes (normally, or because
-    the loop died)."""
+    the loop died). Reads into one buffer kept for the purpose: a new 1 MB bytes object a
+    read, and appending it to what was left over, took 40% of the recorder under a flood."""
     widen(fd)
-    buf = bytearray()
+    buf = bytearray(PIPE_SIZE)
+    view = memoryview(buf)
+    held = 0  # bytes of a partial frame at the start of buf
     while True:
+        if held == len(buf):  # one frame larger than the buffer: make room
+            buf.extend(bytes(len(buf)))
+            view.release()
+            view = memoryview(buf)
         try:
-            chunk = os.read(fd, PIPE_SIZE)
+            n = os.readv(fd, [view[held:]])
         except InterruptedError:
             continue
-        if not chunk:
+        if not n:
             return
-        buf += chunk
-        frames, used = parse_frames(buf)
-        del buf[:used]
+        end = held + n
+        frames, used = parse_frames(view[:end])
+        buf[:end - used] = view[used:end]
+        held = end - used
         if frames:
             yield frames
 

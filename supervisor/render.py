@@ -39,7 +39,7 @@ SNAPSHOT_WAIT = 2.0  # seconds a context round waits for it before taking the ro
 QUIET = 0.2
 # Text waiting to be rendered. Past this, output is left in the recording and read back
 # from there once the flood has passed: memory stays bounded under any flood.
-BACKLOG_CAP = 8 << 20
+BACKLOG_CAP = 1 << 20
 # Past this much queued output, rendering joins events to catch up (detail may be lost).
 CATCH_UP = 256 << 10
 

@@ -26,3 +26,17 @@ def test_reader_skips_a_torn_last_line(tmp_path):
     header, events = asciicast.read(path)
     assert header["width"] == 80
     assert list(events) == [(0.1, "o", "ok")]
+
+
+def test_an_event_is_written_as_json_writes_it_whatever_it_holds():
+    """The recording's lines are escaped by hand for speed: byte for byte what json.dumps
+    writes, for every control character, quote, backslash, non-ASCII text and time."""
+    import random
+
+    rnd = random.Random(7)
+    alphabet = [chr(i) for i in range(0x80)] + ["é", "€", "\u2028", "😀", "\x9b", "\ud800"]
+    for _ in range(5000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 60)))
+        t = rnd.choice([0.0, 1e-05, 0.000123456789, 3.5, rnd.random() * 1e5])
+        expected = (json.dumps([round(t, 6), "o", text], ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+        assert asciicast.event_bytes(t, "o", text) == expected
