@@ -238,10 +238,10 @@ class TextLog:
         for line in self.rows:
             if line.fuller:
                 continue  # being erased from the right, it is going (Codex quitting: every row is cut to "•")
-            now = line.text.strip()
+            now, first = line.text.strip(), line.first
             # (its first text too if it counts on in place; not if it grew there: two replies
             # streamed in both first read "Reply")
-            for text in (now, line.first if shape(line.first) == shape(now) else ""):
+            for text in (now,) if first == now or not first or shape(first) != shape(now) else (now, first):
                 if text:
                     other = shown.setdefault(text, line)
                     if other is not line:
