@@ -14,6 +14,7 @@ from .store import COMPLETED, FAILED, Store
 from .textlog import Frame, TextLog
 
 FORMATS = ("text", "cast", "json")
+BLOCK = 1 << 20  # characters of the text log read at a time: a 1 GB log exports in constant memory
 
 
 def replay(path: Path, emulator: str = DEFAULT_EMULATOR) -> tuple[TextLog, Iterator[tuple[float, Frame]]]:
@@ -45,17 +46,34 @@ def render_cast(path: Path, emulator: str = DEFAULT_EMULATOR) -> Iterator[str]:
 
 
 def text_lines(session: dict) -> Iterator[str]:
-    """The session's text log. The live log is complete only if the supervisor ended cleanly;
-    otherwise (killed, still running) it is rendered again from the recording."""
+    """The session's text log, line by line."""
+    rest = ""
+    for block in text_blocks(session):
+        lines = (rest + block).split("\n")
+        rest = lines.pop()
+        yield from lines
+    if rest:
+        yield rest
+
+
+def text_blocks(session: dict) -> Iterator[str]:
+    """The session's text log in pieces of any length, each line ended by a newline. The live
+    log is complete only if the supervisor ended cleanly; otherwise (killed, still running)
+    it is rendered again from the recording."""
     log_path = Path(session["log_path"]) if session.get("log_path") else None
     cast_path = Path(session["cast_path"]) if session.get("cast_path") else None
     if session["status"] in (COMPLETED, FAILED) and log_path and log_path.exists():
         with open(log_path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                yield line.rstrip("\n")
+            ended = True
+            while block := fh.read(BLOCK):
+                ended = block.endswith("\n")
+                yield block
+            if not ended:
+                yield "\n"
         return
     if cast_path and cast_path.exists():
-        yield from render_cast(cast_path)
+        for line in render_cast(cast_path):
+            yield line + "\n"
         return
     raise SuperviseError(f"session {session['id']} has no recording", "it may have failed before starting")
 
@@ -90,9 +108,11 @@ def _masked_pieces(datas: list[str]) -> Iterator[str]:
 def export(store: Store, session: dict, fmt: str, redact: bool = False) -> Iterator[str]:
     """The session in `fmt`; with `redact`, secrets masked as the summarizer masks them."""
     mask = _redact if redact else (lambda text: text)
-    if fmt == "text":
+    if fmt == "text" and redact:
         # whole text at once: a secret (a private key block) may span lines
-        yield mask("".join(line + "\n" for line in text_lines(session)))
+        yield mask("".join(text_blocks(session)))
+    elif fmt == "text":
+        yield from text_blocks(session)
     elif fmt == "cast":
         cast_path = Path(session.get("cast_path") or "")
         if not cast_path.is_file():
