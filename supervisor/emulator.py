@@ -26,11 +26,9 @@ class Emulator(Protocol):
     def resize(self, cols: int, rows: int) -> list[str]:
         """Change the size; returns logical lines pushed off the top by the reflow."""
 
-    def flush(self) -> list[str]:
-        """Logical lines still held back by unwrapping (a soft-wrapped line at the end)."""
-
     def screen_lines(self) -> list[str]:
-        """The visible screen as logical lines: soft-wrapped rows joined."""
+        """The visible screen as logical lines: soft-wrapped rows joined (the first one with
+        the rows of it that scrolled off the top)."""
 
     def screen_lines_at(self) -> list[tuple[int, str]]:
         """The same, each with the row it starts on."""
@@ -47,6 +45,9 @@ class AvtEmulator:
         # scrollback_limit=0: scrolled rows come back from feed_str and are not kept in memory.
         self._vt = avt.Vt(cols, rows, scrollback_limit=0)
         self._unwrapper = TextUnwrapper()
+        # The text of rows scrolled off that the top row continues (a long line wrapped across
+        # the top of the screen): the start of the screen's first logical line.
+        self._held: list[str] = []
 
     def _unwrap(self, scrolled) -> list[str]:
         out = []
@@ -54,6 +55,9 @@ class AvtEmulator:
             text = self._unwrapper.push(line)
             if text is not None:
                 out.append(text.rstrip())
+                self._held.clear()
+            else:
+                self._held.append(line.text)  # (text only: a 10 MB line wraps into 100,000 rows)
         return out
 
     def feed(self, text: str) -> tuple[set[int], int, list[str], list[str]]:
@@ -69,10 +73,6 @@ class AvtEmulator:
         _, scrolled = self._vt.resize(cols, rows)
         return self._unwrap(scrolled)
 
-    def flush(self) -> list[str]:
-        text = self._unwrapper.flush()
-        return [text.rstrip()] if text is not None else []
-
     def screen_lines(self) -> list[str]:
         return [text for _, text in self.screen_lines_at()]
 
@@ -82,14 +82,15 @@ class AvtEmulator:
         unwrapper = TextUnwrapper()
         out = []
         start = 0
+        held = "".join(self._held)
         for row, line in enumerate(self._vt.view()):
             text = unwrapper.push(line)
             if text is not None:
-                out.append((start, text.rstrip()))
+                out.append((start, (held + text if start == 0 else text).rstrip()))
                 start = row + 1
         last = unwrapper.flush()
         if last is not None:
-            out.append((start, last.rstrip()))
+            out.append((start, (held + last if start == 0 else last).rstrip()))
         return out
 
 
@@ -135,9 +136,6 @@ class PyteEmulator:
     def resize(self, cols: int, rows: int) -> list[str]:
         self.cols, self.rows = cols, rows
         self._screen.resize(rows, cols)
-        return []
-
-    def flush(self) -> list[str]:
         return []
 
     def screen_lines(self) -> list[str]:

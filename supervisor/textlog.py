@@ -316,8 +316,7 @@ class TextLog:
 
     def finish(self) -> list[str]:
         """The final screen (trailing blank rows dropped), after anything waiting before it."""
-        lines = self.emu.flush()
         screen = self._final(mark=True)
         while screen and not screen[-1].strip():
             screen.pop()
-        return lines + screen
+        return screen

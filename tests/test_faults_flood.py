@@ -91,10 +91,49 @@ def test_a_gigabyte_flood_is_recorded_whole_in_bounded_memory(home):
                 expected += 1
             tail = text[cut:]
         assert expected == lines and total == lines * (width + 1)
-        # the text log too (and the screen's blank last row as the session ended)
-        assert os.path.getsize(s["log_path"]) - lines * width in (0, 1)
+        # the text log is the lines as they were printed, every one once, in order (and the
+        # screen's blank last row as the session ended), whatever rendering did to keep up
+        assert_log_is(Path(s["log_path"]), (b"%099d\n" % i for i in range(lines)))
     finally:
         shutil.rmtree(Path(s["cast_path"]).parent)  # 2 GB: don't leave it in the test's temp dir
+
+
+def assert_log_is(log: Path, expected_lines) -> None:
+    """The text log holds exactly these lines, then at most one blank one; read in blocks."""
+    with open(log, "rb") as fh:
+        at, block = 0, []
+        for line in expected_lines:
+            block.append(line)
+            if len(block) == 100_000:
+                data = b"".join(block)
+                assert fh.read(len(data)) == data, f"the text log differs within lines {at:,}-{at + len(block):,}"
+                at, block = at + len(block), []
+        data = b"".join(block)
+        assert fh.read(len(data)) == data, f"the text log differs within lines {at:,}-{at + len(block):,}"
+        assert fh.read() in (b"", b"\n")
+
+
+def test_a_flood_of_log_lines_leaves_the_text_log_a_person_would_have_read(home, tmp_path):
+    """210 MB of build-log lines through `cat`, faster than rendering: the text log is
+    rendered late (from the recording, after the flood) and is every line as printed."""
+    import random
+
+    rnd = random.Random(7)
+    words = "build test parser module error fixed file src lib compile link warning passed".split()
+    block = "".join(f"{i:06d} {' '.join(rnd.choice(words) for _ in range(rnd.randint(4, 16)))}\n" for i in range(5000)).encode()
+    data = tmp_path / "build.log"
+    with open(data, "wb") as fh:
+        for _ in range(210_000_000 // len(block)):
+            fh.write(block)
+    run = subprocess.run([*SUPERVISE, "--", "cat", str(data)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    s = latest()
+    try:
+        with open(data, "rb") as fh:
+            assert_log_is(Path(s["log_path"]), fh)
+    finally:
+        shutil.rmtree(Path(s["cast_path"]).parent)
 
 
 GARBAGE = r"""

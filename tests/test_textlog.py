@@ -266,3 +266,17 @@ def test_a_message_that_left_while_its_reply_stayed_is_logged_before_the_reply()
     ]
     lines = render(chunks, cols=60, rows=8)
     assert lines.index("❯ turn 4: please say hello") < lines.index("● Reply to: turn 4"), lines
+
+
+def test_a_long_line_wrapped_across_the_top_of_the_last_screen_is_logged_whole():
+    """The first line of the final screen can have begun on rows that scrolled off: it is one
+    line in the log, not its scrolled part and its visible part apart (nor lost)."""
+    import random
+
+    rnd = random.Random(3)
+    for cols in (80, 37):
+        for count in (200, 7, 31):
+            printed = ["%0*d" % (rnd.randint(1, 300), i) + " " * rnd.randint(0, 3) + "x" for i in range(count)]
+            log = TextLog(make("avt", cols, 24))
+            logged = log.feed(1.0, "".join(line + "\r\n" for line in printed)).logged + log.finish()
+            assert logged == printed, (cols, count)
