@@ -27,7 +27,9 @@ from pathlib import Path
 
 import pexpect
 
-SUPERVISE = shutil.which("supervise") or str(Path(sys.executable).parent / "supervise")
+# the supervise of the environment measured (the one beside this Python), else the PATH's
+BESIDE = Path(sys.executable).parent / "supervise"
+SUPERVISE = str(BESIDE) if BESIDE.exists() else shutil.which("supervise") or str(BESIDE)
 
 
 def fill_history(home: Path, count: int) -> None:
