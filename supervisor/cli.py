@@ -18,6 +18,7 @@ from typing import List, Optional
 import typer
 
 from . import __version__, paths
+from .entry import guarded
 from .errors import SuperviseError
 from .plaintext import json_rows, json_text, plain
 from .store import Store
@@ -565,16 +566,5 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         _usage_no_command()
-    try:
-        # standalone mode: Typer prints usage errors itself and exits 2; ours propagate here.
-        app(args=route(argv), prog_name="supervise")
-    except SuperviseError as exc:
-        if os.environ.get("SUPERVISE_DEBUG"):
-            raise
-        print(str(exc), file=sys.stderr)
-        sys.exit(exc.exit_code)
-    except Exception as exc:
-        if os.environ.get("SUPERVISE_DEBUG"):
-            raise
-        print(f"supervise: internal error: {exc!r} (hint: rerun with SUPERVISE_DEBUG=1 for the traceback)", file=sys.stderr)
-        sys.exit(1)
+    # standalone mode: Typer prints usage errors itself and exits 2; ours come to `guarded`.
+    guarded(lambda: app(args=route(argv), prog_name="supervise"))
