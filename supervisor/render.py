@@ -111,17 +111,17 @@ class Renderer:
 
     # -- the main thread's side -----------------------------------------------------------------
 
-    def output(self, t: float, text: str, span: tuple[int, int] | None = None) -> None:
-        """Queue output for rendering. `span`: where it lies in the recording; past the
-        backlog it is read back from there later. Without one, blocks while the backlog
-        is full."""
+    def output(self, t: float, text: str | bytes, span: tuple[int, int] | None = None) -> None:
+        """Queue output for rendering (text, or ASCII bytes, decoded only if queued). `span`:
+        where it lies in the recording; past the backlog it is read back from there later.
+        Without one, blocks while the backlog is full."""
         with self._room:
             if not self._spill(t, span):
                 return
             while self._backlog > BACKLOG_CAP:
                 self._room.wait()
             self._backlog += len(text)
-        self._queue.put(("o", t, text))
+        self._queue.put(("o", t, text.decode("ascii") if isinstance(text, bytes) else text))
 
     def resize(self, t: float, cols: int, rows: int, span: tuple[int, int] | None = None) -> None:
         with self._room:
