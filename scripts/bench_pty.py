@@ -144,6 +144,21 @@ def bench_throughput(mb: int, rounds: int, env: dict) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def bench_startup(runs: int, env: dict) -> dict:
+    """Launch to the child's first output, `echo` under each, median of `runs` interleaved
+    (on its own: during the flood rounds the disk is still writing the previous round out)."""
+    cases = {"bare loop": [*BARE, "echo", "hi"], "supervise": [*SUPERVISE, "--", "echo", "hi"]}
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(runs):
+        for name, argv in cases.items():
+            times[name].append(through_terminal(argv, 1, env)[1])
+    median = {k: sorted(v)[len(v) // 2] * 1000 for k, v in times.items()}
+    print(f"\n## start-up until the child's first output, median of {runs}")
+    for name, ms in median.items():
+        print(f"{name:<14} {ms:7.0f} ms")
+    return {"runs": runs, "cases": {k: {"startup_ms": v} for k, v in median.items()}}
+
+
 def echo_latencies(argv: list[str], keys: int, env: dict) -> list[float]:
     proc = PtyProcess.spawn(argv, dimensions=(ROWS, COLS), env=env)
     fd = proc.fd
@@ -214,7 +229,7 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keys", type=int, default=500)
-    ap.add_argument("--only", choices=["throughput", "latency", "idle"])
+    ap.add_argument("--only", choices=["throughput", "startup", "latency", "idle"])
     ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
     results = {}
@@ -223,6 +238,8 @@ def main() -> None:
     try:
         if args.only in (None, "throughput"):
             results["throughput"] = bench_throughput(args.mb, args.rounds, env)
+        if args.only in (None, "startup"):
+            results["startup"] = bench_startup(15, env)
         if args.only in (None, "latency"):
             results["latency"] = bench_latency(args.keys, env)
         if args.only in (None, "idle"):

@@ -46,13 +46,12 @@ def _skip_flood(store: Store, session_id: str, log_path: Path) -> int:
     except OSError:
         return 0
     note = f"[supervise: {(cut - start) / 1e6:.0f} MB of a flood of output not indexed for search; it is in the text log]"
-    with store.db.conn:
-        store.db["log_chunks"].insert({"session_id": session_id, "start": start, "end": cut, "text": note})
+    _insert(store, (session_id, start, cut, note))
     return 1
 
 
 def _indexed_to(store: Store, session_id: str) -> int:
-    row = store.db.execute("select coalesce(max(\"end\"), 0) from log_chunks where session_id = ?", [session_id]).fetchone()
+    row = store.conn.execute("select coalesce(max(\"end\"), 0) from log_chunks where session_id = ?", [session_id]).fetchone()
     return row[0]
 
 
@@ -74,13 +73,17 @@ def _index_block(store: Store, session_id: str, log_path: Path, limit: int) -> i
     while pos < len(data):
         end = data.find(b"\n", min(pos + CHUNK, len(data)) - 1) + 1 or len(data)
         end = min(end, pos + MAX_CHUNK)
-        rows.append({"session_id": session_id, "start": start + pos, "end": start + end,
-                     "text": data[pos:end].decode("utf-8", errors="replace")})
+        rows.append((session_id, start + pos, start + end, data[pos:end].decode("utf-8", errors="replace")))
         pos = end
     # A search index may lose its last chunks to a power cut (they are indexed again from the
     # log's offset); not waiting for the disk keeps each write's lock short.
-    store.db.execute("pragma synchronous = normal")
+    store.conn.execute("pragma synchronous = normal")
     for row in rows:  # one short write each: an event being stored meanwhile waits ~1 ms, not the whole batch
-        with store.db.conn:
-            store.db["log_chunks"].insert(row)
+        _insert(store, row)
     return len(rows)
+
+
+def _insert(store: Store, row: tuple[str, int, int, str]) -> None:
+    # (the table's triggers keep its full-text index up to date)
+    with store.conn:
+        store.conn.execute('insert into log_chunks (session_id, start, "end", text) values (?, ?, ?, ?)', row)
