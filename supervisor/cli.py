@@ -38,9 +38,9 @@ BACKEND_HELP = ("Who makes the session contexts: auto (default: the API with a k
                 "login (the session's own agent first), else the heuristic), api, claude, codex, gemini, heuristic.")
 ON_LIMIT_HELP = ("When the agent hits a usage limit: notify (an event, a notice, the state in `supervise ps`), wait (also type a "
                  "continue once the limit has reset and the agent is idle at its prompt, unless you typed meanwhile), or off. "
-                 "Default: [limits] on_limit, else notify.")
+                 "Default: \\[limits] on_limit in config.toml, else notify.")
 NOTIFY_HELP = ("Also tell your terminal when the agent needs you (a dialog, done, a limit, compacting): bell, osc (a desktop "
-               "notification, OSC 9 or 777), or off. Default: [notify] terminal, else off.")
+               "notification, OSC 9 or 777), or off. Default: \\[notify] terminal in config.toml, else off.")
 INJECT_HELP = ("Give the agent its session context back after compaction and on resume: auto (Claude Code: "
                "its SessionStart hook, else typed at the idle prompt), type (always typed), off.")
 

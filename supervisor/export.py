@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import asciicast
-from .contexts.redact import redact as _redact, redact_data, spans as _secret_spans
 from .emulator import DEFAULT_EMULATOR, make
 from .errors import SuperviseError
 from .store import COMPLETED, FAILED, Store
@@ -87,7 +86,9 @@ def session_json(store: Store, session: dict) -> dict:
 
 def _masked_pieces(datas: list[str]) -> Iterator[str]:
     """`datas` with the secrets in their joined text masked, piece by piece."""
-    found = _secret_spans("".join(datas))
+    from .contexts.redact import spans
+
+    found = spans("".join(datas))
     k, at = 0, 0
     for data in datas:
         end = at + len(data)
@@ -107,7 +108,10 @@ def _masked_pieces(datas: list[str]) -> Iterator[str]:
 
 def export(store: Store, session: dict, fmt: str, redact: bool = False) -> Iterator[str]:
     """The session in `fmt`; with `redact`, secrets masked as the summarizer masks them."""
-    mask = _redact if redact else (lambda text: text)
+    if redact:  # (its patterns cost 8 ms to load: only when asked for)
+        from .contexts.redact import redact as mask, redact_data
+    else:
+        mask = redact_data = None
     if fmt == "text" and redact:
         # whole text at once: a secret (a private key block) may span lines
         yield mask("".join(text_blocks(session)))

@@ -172,6 +172,14 @@ def test_help_has_one_usage_line_and_flowing_sentences():
     assert any("API key, Docker and Datasette" in line for line in top.splitlines())
 
 
+def test_help_keeps_every_word_of_an_options_help():
+    """Help is rendered as rich markup: a `[section]` of config.toml must not be taken for
+    a style and vanish from the text."""
+    out = run_cli("run", "--help", env={**os.environ, "COLUMNS": "400"}).stdout
+    assert "Default: [limits] on_limit in config.toml, else notify." in out
+    assert "Default: [notify] terminal in config.toml, else off." in out
+
+
 def test_no_arguments_show_a_short_usage_and_the_most_used_commands():
     p = run_cli()
     assert p.returncode == 2
