@@ -131,6 +131,8 @@ def run(
         )
     except (OSError, FileNotFoundError) as exc:
         code = 127 if isinstance(exc, FileNotFoundError) else 126
+        if socket_dir:
+            shutil.rmtree(socket_dir, ignore_errors=True)
         store.create_session(sid, **session, status=FAILED, exit_code=code, ended=utcnow())
         EventSink(store, sid).emit("spawn_failed", 0.0, {"error": str(exc), "command": opts.argv[0]}, None)
         if code == 127:

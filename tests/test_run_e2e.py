@@ -203,6 +203,16 @@ def test_command_not_found():
     assert (s["status"], s["exit_code"]) == ("failed", 127)
 
 
+def test_a_missing_claude_leaves_no_hook_socket_folder_behind(tmp_path):
+    """For Claude Code the hook's socket folder is made before the agent starts: if it
+    cannot start, the folder goes too."""
+    c = spawn(["--", "claude"], env={"PATH": "/nonexistent", "TMPDIR": str(tmp_path)})
+    c.expect(pexpect.EOF)
+    c.close()
+    assert c.exitstatus == 127 and "command not found: claude" in c.before
+    assert list(tmp_path.glob("supervise-*")) == []
+
+
 def test_bare_invocation_and_run_command_are_the_same():
     for args in (["--", "echo", "via-dashes"], ["run", "--name", "named", "--", "echo", "via-run"], ["--name", "n2", "--", "echo", "x"]):
         c = spawn(args)
