@@ -155,9 +155,9 @@ def read_batches(fd: int) -> Iterator[list[tuple[bytes, float, bytes]]]:
     view = memoryview(buf)
     held = 0  # bytes of a partial frame at the start of buf
     while True:
-        if held == len(buf):  # one frame larger than the buffer: make room
-            buf.extend(bytes(len(buf)))
+        if held == len(buf):  # one frame larger than the buffer: make room (no view may hold it meanwhile)
             view.release()
+            buf.extend(bytes(len(buf)))
             view = memoryview(buf)
         try:
             n = os.readv(fd, [view[held:]])
@@ -167,8 +167,8 @@ def read_batches(fd: int) -> Iterator[list[tuple[bytes, float, bytes]]]:
             return
         end = held + n
         frames, used = parse_frames(view[:end])
-        buf[:end - used] = view[used:end]
         held = end - used
+        buf[:held] = bytes(view[used:end])  # (a partial frame: a copy, not buf read onto itself)
         if frames:
             yield frames
 

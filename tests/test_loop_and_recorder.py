@@ -130,3 +130,28 @@ def test_the_loop_declines_to_type_while_the_user_is_typing():
     out, notes = run_loop_with_inbox(TWO_LINES, script)
     assert "GOT ['half a line', 'second']" in out
     assert [(n["id"], n["state"], n["why"]) for n in notes] == [(1, "declined", "user typing")]
+
+
+def test_a_frame_larger_than_the_pipe_buffer_arrives_whole():
+    """The recorder reads its pipe into a buffer of PIPE_SIZE; a frame longer than that
+    grows the buffer rather than failing."""
+    import threading
+
+    from supervisor import channel
+
+    r, w = os.pipe()
+    data = channel.HEADER.pack(channel.OUTPUT, 1.0, 3 * channel.PIPE_SIZE) + b"x" * (3 * channel.PIPE_SIZE)
+    data += channel.HEADER.pack(channel.OUTPUT, 2.0, 2) + b"ok"
+
+    def write() -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(w, view):]
+        os.close(w)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    frames = [f for batch in channel.read_batches(r) for f in batch]
+    os.close(r)
+    assert [(t, len(p)) for _, t, p in frames] == [(1.0, 3 * channel.PIPE_SIZE), (2.0, 2)]
+    assert frames[0][2] == b"x" * (3 * channel.PIPE_SIZE) and frames[1][2] == b"ok"
