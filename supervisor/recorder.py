@@ -225,8 +225,10 @@ class Recorder:
         if data:
             self.output_chars += len(data)
             span = self._write(t, "o", data)
-            if isinstance(data, str) or b"\x1b" in data:
-                self.modes.feed(data if isinstance(data, str) else data.decode("ascii"))
+            if isinstance(data, str):
+                self.modes.feed(data)
+            elif b"\x1b" in data:  # (ASCII with no escape sequence turns no mode on or off)
+                self.modes.feed(data.decode("ascii"))
             self.renderer.output(t, data, span)
 
     def mark_interrupted(self) -> None:

@@ -111,17 +111,20 @@ class Store:
         return [dict(zip(names, row)) for row in cursor.fetchall()]
 
     def _insert(self, table: str, record: Mapping[str, Any]) -> int:
-        columns = ", ".join(f'"{k}"' for k in record)
         with self.conn:
-            cursor = self.conn.execute(f'insert into "{table}" ({columns}) values ({", ".join("?" * len(record))})', list(record.values()))
-        return cursor.lastrowid
+            return self._insert_now(table, record)
 
-    def _update(self, table: str, key: Any, fields: Mapping[str, Any], pk: str = "id") -> None:
+    def _insert_now(self, table: str, record: Mapping[str, Any]) -> int:
+        """The insert within the transaction that is open."""
+        columns = ", ".join(f'"{k}"' for k in record)
+        return self.conn.execute(f'insert into "{table}" ({columns}) values ({", ".join("?" * len(record))})', list(record.values())).lastrowid
+
+    def _update(self, table: str, key: Any, fields: Mapping[str, Any]) -> None:
         if not fields:
             return
         assignments = ", ".join(f'"{k}" = ?' for k in fields)
         with self.conn:
-            self.conn.execute(f'update "{table}" set {assignments} where "{pk}" = ?', [*fields.values(), key])
+            self.conn.execute(f'update "{table}" set {assignments} where id = ?', [*fields.values(), key])
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -231,8 +234,7 @@ class Store:
             record = {"session_id": session_id, "round": row[0], "created": utcnow(), **fields, "prompt": render(row[0])}
             if not isinstance(record.get("context"), str):
                 record["context"] = json.dumps(record["context"], ensure_ascii=False)
-            columns = ", ".join(f'"{k}"' for k in record)
-            self.conn.execute(f'insert into contexts ({columns}) values ({", ".join("?" * len(record))})', list(record.values()))
+            self._insert_now("contexts", record)
         return self.latest_context(session_id)
 
     def latest_context(self, session_id: str) -> dict | None:
