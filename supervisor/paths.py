@@ -39,10 +39,16 @@ def ensure_private_dir(path: Path) -> Path:
     """Create `path` (and parents) readable by the user only; fail with a hint if we cannot."""
     try:
         # mkdir's mode does not apply to the parents it creates: make each level ourselves.
+        # Another supervise (a `ps` beside a starting session) may make a level between our
+        # look and our mkdir: one that exists by then is fine, and is not ours to chmod.
         for level in [*reversed(path.parents), path]:
-            if not level.exists():
+            if level.exists():
+                continue
+            try:
                 level.mkdir(mode=0o700)
-                os.chmod(level, 0o700)
+            except FileExistsError:
+                continue
+            os.chmod(level, 0o700)
         os.chmod(path, 0o700)
         # a probe of our own: two supervisors starting at once must not unlink each other's
         fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=path)

@@ -4,6 +4,7 @@ import asyncio
 import json
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -107,6 +108,33 @@ def test_unwritable_data_dir_and_corrupt_database(tmp_path, home):
         assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1
         assert "move it aside" in p.stderr
     assert db.read_bytes() == b"garbage" * 1000
+
+
+def test_supervisors_starting_at_once_all_make_the_data_directory(tmp_path):
+    """`supervise ps` polled beside a session that is starting: whichever makes a level of a
+    fresh data directory first, none of them fails for finding it made."""
+    from supervisor.errors import SuperviseError
+    from supervisor.paths import ensure_private_dir
+
+    for i in range(100):
+        target = tmp_path / f"home{i}" / "data" / "supervise"
+        start = threading.Barrier(4)
+        failed = []
+
+        def make():
+            start.wait()
+            try:
+                ensure_private_dir(target)
+            except SuperviseError as exc:
+                failed.append(exc)
+
+        makers = [threading.Thread(target=make) for _ in range(4)]
+        for t in makers:
+            t.start()
+        for t in makers:
+            t.join()
+        assert not failed, failed[0]
+        assert stat.S_IMODE(target.stat().st_mode) == 0o700
 
 
 def test_resume_starts_a_linked_session_with_the_same_command_and_cwd(tmp_path):
