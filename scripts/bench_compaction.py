@@ -29,7 +29,7 @@ from fakeapi import FakeAnthropic  # noqa: E402
 from supervisor.agent.conversation import Conversation  # noqa: E402
 from supervisor.agent.loop import Agent  # noqa: E402
 from supervisor.agent.model import DEFAULT_AGENT_MODEL, Model  # noqa: E402
-from supervisor.store import Store  # noqa: E402
+from supervisor.store.database import Store  # noqa: E402
 
 MODES = {"none": ((), "off"), "masking only": (("mask",), "auto"), "summary only": (("summary",), "auto"), "both": (("mask", "summary"), "auto")}
 

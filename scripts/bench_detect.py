@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from supervisor.store import Store  # noqa: E402
+from supervisor.store.database import Store  # noqa: E402
 
 PATTERNS = """
 [agent]

@@ -32,7 +32,7 @@ import sessiongen  # noqa: E402
 from supervisor import config  # noqa: E402
 from supervisor.contexts import digest, rounds, schema, summarizer  # noqa: E402
 from supervisor.contexts.pricing import cost_usd  # noqa: E402
-from supervisor.store import Store  # noqa: E402
+from supervisor.store.database import Store  # noqa: E402
 
 OUTPUT_TOKENS = 1000
 

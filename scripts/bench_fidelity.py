@@ -9,7 +9,7 @@ supervise made given back and echoed the way that agent draws a typed context (w
 quoted, bulleted, collapsed to a paste placeholder).
 
 - demo: the real thing, `supervise run --agent demo --inject type -- python -m
-  supervisor.demo_agent --more` under a PTY; the user types the turns (the demo agent shows
+  supervisor.cli.demo_agent --more` under a PTY; the user types the turns (the demo agent shows
   a turn's notes, "decided: ..." and the like, as an agent would).
 - the others: the session's text log written in that agent's drawing, among build, test
   and file-reading noise, stored as a real session; a round made with
@@ -46,9 +46,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fakeapi import FakeAnthropic  # noqa: E402
-from supervisor import config, echoes, patterns  # noqa: E402
+from supervisor import config
+from supervisor.detection import echoes, patterns  # noqa: E402
 from supervisor.contexts import rounds, schema  # noqa: E402
-from supervisor.store import Store  # noqa: E402
+from supervisor.store.database import Store  # noqa: E402
 
 AGENTS = ("demo", "claude", "codex", "gemini", "opencode", "aider")
 BACKENDS = ("heuristic", "api")
@@ -93,7 +94,7 @@ SYNTH = Facts(
                 "file 4": 2, "decision 2": 2, "pending 1": 2, "file 5": 3, "pending 2": 3},
 )
 
-# The demo agent's scripted first part plants the first segment's facts (supervisor/demo_agent.py).
+# The demo agent's scripted first part plants the first segment's facts (supervisor/cli/demo_agent.py).
 DEMO_TURNS = [
     "stream the report rows from src/report_stream.py"
     " | decided: write rows in batches of 500 because memory grew past 2 GB"
@@ -404,7 +405,7 @@ def demo(backend: str, url: str | None, home: Path) -> list[dict]:
     if backend == "api":
         env.update(ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=url)
     supervise = str(Path(sys.executable).parent / "supervise")
-    argv = ["run", "--agent", "demo", "--inject", "type", "--", sys.executable, "-P", "-m", "supervisor.demo_agent", "--more"]
+    argv = ["run", "--agent", "demo", "--inject", "type", "--", sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more"]
     child = pexpect.spawn(supervise, argv, env=env, encoding="utf-8", timeout=60, dimensions=(40, 120), cwd=str(home))
     try:
         child.expect_exact("demo: done: --json added and tested.")

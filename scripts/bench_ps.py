@@ -36,7 +36,7 @@ SUPERVISE = str(BESIDE) if BESIDE.exists() else shutil.which("supervise") or str
 def fill_history(home: Path, count: int) -> None:
     """`count` finished sessions, ten events each, as a long-used database holds."""
     os.environ["SUPERVISE_HOME"] = str(home)
-    from supervisor.store import COMPLETED, Event, Store, utcnow
+    from supervisor.store.database import COMPLETED, Event, Store, utcnow
 
     store = Store.open_default()
     try:
@@ -50,7 +50,7 @@ def fill_history(home: Path, count: int) -> None:
 
 
 def start_sessions(n: int, env: dict) -> list[pexpect.spawn]:
-    agent = [sys.executable, "-P", "-m", "supervisor.demo_agent", "--more"]
+    agent = [sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more"]
     children = []
     for _ in range(n):
         children.append(pexpect.spawn(SUPERVISE, ["run", "--agent", "demo", "--", *agent], env=env, encoding="utf-8",

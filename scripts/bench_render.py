@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from supervisor import asciicast  # noqa: E402
-from supervisor.emulator import EMULATORS, make  # noqa: E402
-from supervisor.textlog import TextLog  # noqa: E402
+from supervisor.recording import asciicast  # noqa: E402
+from supervisor.recording.emulator import EMULATORS, make  # noqa: E402
+from supervisor.recording.textlog import TextLog  # noqa: E402
 
 
 def load(path: Path) -> tuple[int, int, list[tuple[float, str]]]:

@@ -30,7 +30,7 @@ from supervisor.agent import sandbox, tools  # noqa: E402
 from supervisor.agent.conversation import Conversation  # noqa: E402
 from supervisor.agent.loop import Agent  # noqa: E402
 from supervisor.agent.model import Step  # noqa: E402
-from supervisor.store import Store  # noqa: E402
+from supervisor.store.database import Store  # noqa: E402
 
 
 def timed(fn, n: int) -> list[float]:

@@ -49,7 +49,7 @@ import sessiongen  # noqa: E402
 from supervisor import config  # noqa: E402
 from supervisor.contexts import rounds  # noqa: E402
 from supervisor.paths import DB_NAME  # noqa: E402
-from supervisor.store import Store  # noqa: E402
+from supervisor.store.database import Store  # noqa: E402
 
 # the supervise of the environment measured (the one beside this Python), else the PATH's
 BESIDE = Path(sys.executable).parent / "supervise"

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import fixtureset  # noqa: E402
-from supervisor import patterns  # noqa: E402
-from supervisor.patterncheck import check, log_lines  # noqa: E402
-from supervisor.userturns import user_turns  # noqa: E402
+from supervisor.detection import patterns  # noqa: E402
+from supervisor.recording.patterncheck import check, log_lines  # noqa: E402
+from supervisor.detection.userturns import user_turns  # noqa: E402
 
 AGENTS = ("claude", "codex", "gemini", "opencode", "aider")
 NOT_IDLE = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow", "permission_prompt"}

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 
-from .emulator import DEFAULT_EMULATOR
+from .config import DEFAULT_EMULATOR
 
 HEADER = struct.Struct("<cdI")
 OUTPUT, INPUT, RESIZE, EVENT, END = b"o", b"i", b"r", b"e", b"q"

@@ -29,6 +29,8 @@ DEFAULT_CODEX_MODEL = "gpt-6-luna"
 # says why); `heuristic` never calls a model.
 BACKENDS = ("auto", "api", "claude", "codex", "gemini", "heuristic")
 DEFAULT_BUDGET = 24_000  # tokens of digest
+# The terminal emulator that renders the text log (`--emulator`): avt, or pyte (slower).
+DEFAULT_EMULATOR = "avt"
 # A context made this long before a compaction finished still covers it (the hook, the typed
 # channel and the context keeper all use it); a compaction lasting longer than COMPACTION_MAX
 # is taken for a missed end.

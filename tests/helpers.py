@@ -11,7 +11,7 @@ import urllib.request
 import pexpect
 
 from conftest import SUPERVISE
-from supervisor.store import Store
+from supervisor.store.database import Store
 
 SHELL_ENV = {"PS1": "$ ", "TERM": "xterm-256color", "HISTFILE": "/dev/null"}
 

@@ -48,7 +48,7 @@ def descendants(pid: int) -> list[int]:
 def is_recorder(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return b"supervisor.recorder" in fh.read()
+            return b"supervisor.run.recorder" in fh.read()
     except OSError:
         return False
 

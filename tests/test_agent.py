@@ -12,7 +12,7 @@ from conftest import SANDBOX_IMAGE as IMAGE, SUPERVISE
 from fakeapi import FakeAnthropic
 from helpers import latest, session
 from supervisor.errors import SuperviseError
-from supervisor.store import Store
+from supervisor.store.database import Store
 
 
 def agent_requests(api):

@@ -13,7 +13,7 @@ from supervisor.agent.conversation import Conversation
 from supervisor.agent.loop import Agent
 from supervisor.agent.model import DEFAULT_AGENT_MODEL, Model
 from supervisor.contexts.digest import estimate_tokens
-from supervisor.store import Store
+from supervisor.store.database import Store
 
 LIMIT = 30_000
 BIG = "".join(f"line {i}: the build log says module_{i} compiled in {i % 7} ms\n" for i in range(700))  # ~48 KB

@@ -2,7 +2,7 @@ import json
 import subprocess
 
 from conftest import which_or_skip
-from supervisor import asciicast
+from supervisor.recording import asciicast
 
 
 def test_written_recording_replays_with_the_real_asciinema(tmp_path):

@@ -14,8 +14,9 @@ from datasette.app import Datasette
 
 from conftest import require, run_cli
 from helpers import latest, served
-from supervisor import browse, paths
-from supervisor.store import Store
+from supervisor import paths
+from supervisor.store import browse
+from supervisor.store.database import Store
 from test_injection import compact, quit_toy, toy  # noqa: F401  (toy: the fixture)
 
 

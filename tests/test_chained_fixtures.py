@@ -18,11 +18,12 @@ import pytest
 
 import fixtureset
 from fakeapi import FakeAnthropic
-from supervisor import config, echoes, patterns
+from supervisor import config
+from supervisor.detection import echoes, patterns
 from supervisor.contexts import rounds, schema
-from supervisor.detector import Detector
-from supervisor.export import render_cast, replay
-from supervisor.store import COMPLETED, Store
+from supervisor.detection.detector import Detector
+from supervisor.recording.export import render_cast, replay
+from supervisor.store.database import COMPLETED, Store
 
 SHIPPED = patterns.load_all(env={})
 CHAINED = [f for f in fixtureset.load() if "given" in f.expected]

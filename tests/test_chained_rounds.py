@@ -3,7 +3,7 @@ the one before. Whatever supervise gave the agent (a typed context, echoed on sc
 quoted back) must never come back as the user's words, the agent's output or a detection;
 the user's first and latest requests are carried verbatim, whatever the model wrote.
 
-The demo agent (supervisor/demo_agent.py --more) compacts on /compact and waits for the
+The demo agent (supervisor/cli/demo_agent.py --more) compacts on /compact and waits for the
 context at its prompt, as the real agents do; it echoes what is typed like a terminal
 does. Offline (the heuristic), and with the fake cheap model paraphrasing or garbling.
 """
@@ -19,8 +19,8 @@ import pytest
 from conftest import SUPERVISE
 from fakeapi import FakeAnthropic
 from helpers import latest, session, wait_for
-from supervisor.demo_agent import REQUEST
-from supervisor.store import Store
+from supervisor.cli.demo_agent import REQUEST
+from supervisor.store.database import Store
 
 TURNS = [
     "turn 2: rename the total column in src/totals.py",
@@ -34,7 +34,7 @@ OURS = (*PROMPT_ONLY, "Original request (verbatim)")
 def run_chained(env: dict, cols: int = 120) -> str:
     """A demo session: the scripted compaction, then per turn: the user types it, then
     /compact; each time the agent must get its context back. Returns the session id."""
-    argv = ["run", "--agent", "demo", "--inject", "type", "--", sys.executable, "-P", "-m", "supervisor.demo_agent", "--more"]
+    argv = ["run", "--agent", "demo", "--inject", "type", "--", sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more"]
     child = pexpect.spawn(SUPERVISE[0], argv, env={**env, "TERM": "xterm-256color"}, encoding="utf-8",
                           timeout=60, dimensions=(40, cols))
     try:

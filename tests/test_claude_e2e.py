@@ -140,7 +140,7 @@ def test_manual_compact_is_one_compaction_and_the_hook_gives_the_context_once(cl
     assert "hook" in kinds(s)[1]["detail"]["sources"]  # Claude Code's SessionStart:compact hook ran
     assert len(kinds(s, {"idle_prompt"})) >= 6  # at start and after each turn
     # the state before compaction was captured by the cheap model, and again at the end
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     store = Store.open_default()
     rows = wait_for(lambda: (lambda r: r if {"compaction_started", "session_end"} <= {x["trigger"] for x in r} else None)(store.contexts(s["id"])), 30)
@@ -239,7 +239,7 @@ def test_a_pending_injection_waits_out_a_permission_dialog(start_claude):
             match=lambda r: r.last_user_text().startswith("please clean the build"))
     screen.type("please clean the build")
     screen.wait("Do you want to proceed", 60)
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     store = Store.open_default()
     sid = latest()["id"]
@@ -263,7 +263,7 @@ def test_resume_restarts_claude_with_its_session_and_gives_it_the_context(start_
     screen, api = start_claude()
     turns(screen, [1, 2])
     first = finished_session(screen)
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     wait_for(lambda: Store.open_default().latest_context(first["id"]), 30)  # made at the end, in the background
     n = len(api.messages())
@@ -284,7 +284,7 @@ def test_resume_fresh_starts_a_new_claude_conversation_that_still_gets_the_conte
     screen, api = start_claude()
     turns(screen, [1, 2])
     first = finished_session(screen)
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     wait_for(lambda: Store.open_default().latest_context(first["id"]), 30)
     screen, _ = start_claude(args=["resume", "--last", "--fresh"])
@@ -347,7 +347,7 @@ def test_three_compactions_with_turns_between_never_read_back_our_words(start_cl
     verbatim and names the latest turn, whatever the model wrote, and none holds any text
     of a context supervise gave before (echoed on screen, recorded in the transcript)."""
     from fakeapi import Rule
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     screen, api = start_claude(["--inject", inject])
     api.rules.insert(0, Rule(garbled_summary, is_summary_request, None))
@@ -414,7 +414,7 @@ def test_on_a_login_the_compaction_gets_a_context_made_by_claude_p_through_the_h
     """The summary backend auto, with no API key: the session's own Claude Code, headless on
     the user's login, makes the context, and the SessionStart hook gives it back."""
     from fakeapi import STRUCTURED_OUTPUT, structured
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     claude = claude_bin()
     project = tmp_path / "work"

@@ -5,8 +5,8 @@ import json
 import os
 import subprocess
 
-from supervisor import claude
-from supervisor.hookserver import HookServer
+from supervisor.giveback import claude
+from supervisor.giveback.hookserver import HookServer
 
 
 def test_resume_replaces_the_old_sessions_own_resume_flags():

@@ -18,7 +18,7 @@ import pytest
 from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env
 from fakeapi import FakeAnthropic
 from helpers import latest, session, wait_for
-from supervisor.export import render_cast
+from supervisor.recording.export import render_cast
 
 RUNS = int(os.environ.get("SUPERVISE_LOAD_RUNS", "20"))
 TURNS = 15

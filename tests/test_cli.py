@@ -83,7 +83,7 @@ def test_bad_input_gets_one_clear_line_and_a_non_zero_exit(args, code, message):
 
 
 def test_ambiguous_prefix(home):
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     store = Store.open_default()
     store.create_session(id="qq2345", command="a", argv=["a"], cwd="/")

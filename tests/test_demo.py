@@ -7,7 +7,7 @@ import pexpect
 
 from conftest import SUPERVISE
 from helpers import latest, session
-from supervisor.store import Store
+from supervisor.store.database import Store
 
 
 def test_the_demo_shows_compaction_detection_a_context_and_the_agent_carrying_on():

@@ -7,10 +7,11 @@ import pytest
 import fixtureset
 import sessiongen
 from fakeapi import FakeAnthropic
-from supervisor import config, patterns, userturns
+from supervisor import config
+from supervisor.detection import patterns, userturns
 from supervisor.contexts import digest, rounds, schema as ctx, summarizer
-from supervisor.patterncheck import log_lines
-from supervisor.store import Store
+from supervisor.recording.patterncheck import log_lines
+from supervisor.store.database import Store
 
 
 @pytest.mark.parametrize("size", [200_000, 5_000_000])

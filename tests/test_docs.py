@@ -37,7 +37,7 @@ def flags_of(line: str) -> tuple[list[str], list[str]]:
 def test_every_command_and_flag_the_docs_show_exists():
     lines = shown_commands()
     assert len(lines) > 20 and {"README.md", "states-limits-handoffs.md"} <= {f for f, _ in lines}
-    from supervisor.cli import app
+    from supervisor.cli.app import app
 
     commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands} | {g.name for g in app.registered_groups}
     assert {"run", "resume", "ps", "patterns"} <= commands

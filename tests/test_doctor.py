@@ -13,7 +13,8 @@ import pytest
 from conftest import run_cli
 from fakeapi import FakeAnthropic
 from helpers import spawn
-from supervisor import doctor, patterns
+from supervisor.detection import patterns
+from supervisor.doctor import checks as doctor
 
 KEY = "sk-ant-api03-" + "Zq7" * 30 + "wxyz"
 

@@ -1,6 +1,6 @@
 """Our own words, found again however an agent draws them back, and nothing else.
 
-Each form below is how a real agent showed a typed context again (see supervisor/echoes.py):
+Each form below is how a real agent showed a typed context again (see supervisor/detection/echoes.py):
 Claude Code's history, Gemini CLI's `> ` quote of the first paragraph, Codex's input box
 with `↑` and `•`, Aider's wrap at the window's width, collapsed pastes, a reply quoting it.
 """
@@ -9,10 +9,10 @@ import textwrap
 
 import pytest
 
-from supervisor import echoes, userturns
+from supervisor.detection import echoes, userturns
 from supervisor.contexts import schema
-from supervisor.detector import Detector
-from supervisor.patterns import load_all, select
+from supervisor.detection.detector import Detector
+from supervisor.detection.patterns import load_all, select
 
 CONTEXT = {
     "original_request": "build the flashcard app, put the code in flashcards_sm2.py",

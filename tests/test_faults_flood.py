@@ -76,7 +76,7 @@ def test_a_gigabyte_flood_is_recorded_whole_in_bounded_memory(home):
     s = latest()
     try:
         # every byte, in order: stream the recording, never hold it
-        from supervisor import asciicast
+        from supervisor.recording import asciicast
 
         _, events = asciicast.read(Path(s["cast_path"]))
         expected, total, tail = 0, 0, ""

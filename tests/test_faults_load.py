@@ -23,7 +23,7 @@ import pytest
 
 from conftest import SUPERVISE, require
 from helpers import RAW_ECHO, served, spawn
-from supervisor.store import Store
+from supervisor.store.database import Store
 
 SESSIONS = 10
 COMPACTIONS = 12  # per session: each is two events and a context round

@@ -21,7 +21,7 @@ import pytest
 from conftest import run_cli
 from fakeapi import FakeAnthropic
 from helpers import RAW_ECHO, latest, spawn, wait_for
-from supervisor.store import Store
+from supervisor.store.database import Store
 
 TIMEOUT = 3  # SUPERVISE_SUMMARY_TIMEOUT in these tests: the longest a summary may take
 GOOD = {"original_request": "fix the parser", "current_task": "the parser", "completed_steps": [], "pending_steps": [],

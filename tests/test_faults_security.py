@@ -38,10 +38,10 @@ from conftest import ROOT, SUPERVISE, run_cli
 from fakeapi import FakeAnthropic
 from helpers import latest, session, wait_for
 from procs import session_processes
-from supervisor.contexts.redact import redact
-from supervisor.export import FORMATS
-from supervisor.injection import MAX_TYPED
-from supervisor.store import Store
+from supervisor.redact import redact
+from supervisor.recording.export import FORMATS
+from supervisor.giveback.injection import MAX_TYPED
+from supervisor.store.database import Store
 from test_redact import SECRETS
 
 TOY = ROOT / "tests" / "agents" / "toyagent.py"

@@ -9,7 +9,7 @@ from agentdriver import (CLAUDE_IDLE, CLAUDE_MODEL, OPENCODE_IDLE, Screen, claud
                          opencode_env)
 from fakeapi import FakeAnthropic
 from helpers import latest, session, wait_for
-from supervisor.store import Store
+from supervisor.store.database import Store
 
 HANDOFF = "[supervise] You are taking over work that another coding agent ({}) did in this directory."
 REQUEST = "add a --json flag to the report command, keep the table output as it is"

@@ -15,7 +15,7 @@ from conftest import ROOT, run_cli
 from helpers import latest, session, wait_for
 from fakeapi import FakeAnthropic
 from procs import children
-from supervisor.store import Store
+from supervisor.store.database import Store
 
 TOY = ROOT / "tests" / "agents" / "toyagent.py"
 TOY_PATTERNS = ROOT / "tests" / "agents" / "toy.toml"

@@ -1,8 +1,8 @@
-"""The injection rules (supervisor/injection.py) on their own: which context, when, how often.
+"""The injection rules (supervisor/giveback/injection.py) on their own: which context, when, how often.
 Time is passed in, so the rules are checked at exact moments."""
 
 from supervisor.channel import Note
-from supervisor.injection import CONFIRM_WAIT, PASTE_END, PASTE_START, Context, Injector, prepare
+from supervisor.giveback.injection import CONFIRM_WAIT, PASTE_END, PASTE_START, Context, Injector, prepare
 
 PROMPT = "[supervise] You are continuing earlier work.\n\nCurrent task: the parser"
 IDLE_SCREEN = ["> ", "toy: ready"]
@@ -98,7 +98,7 @@ def test_with_injection_off_nothing_is_given():
 
 
 def test_typed_text_is_plain_text_whatever_the_context_holds():
-    from supervisor.injection import MAX_TYPED, PASTE_END, PASTE_START, prepare
+    from supervisor.giveback.injection import MAX_TYPED, PASTE_END, PASTE_START, prepare
 
     hostile = "a\x03b\x04c\r!touch /tmp/x\r\x1b[20\x1b[201~1~d\x1b]0;t\x07e\x1b[2Jf\x9b31mg"
     pasted = prepare(hostile, paste=True)

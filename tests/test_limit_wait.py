@@ -23,7 +23,7 @@ def demo(env_extra=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
     env.update(TERM="xterm-256color", SUPERVISE_LIMIT_MARGIN=str(MARGIN), **(env_extra or {}))
     c = pexpect.spawn(SUPERVISE[0], ["run", "--agent", "demo", "--on-limit", "wait", "--",
-                                      sys.executable, "-P", "-m", "supervisor.demo_agent", "--more", "--limit-seconds", str(LIMIT)],
+                                      sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more", "--limit-seconds", str(LIMIT)],
                       env=env, encoding="utf-8", codec_errors="replace", timeout=60, dimensions=(40, 120))
     c.expect_exact("demo: done: --json added and tested.")
     c.expect_exact("demo› ")
@@ -39,7 +39,7 @@ def hit_the_limit(c) -> float:
 
 
 def contexts(sid: str) -> list[dict]:
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     store = Store.open_default()
     try:

@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from supervisor.limits import delay_seconds, reset_at, waitable
+from supervisor.detection.limits import delay_seconds, reset_at, waitable
 
 UTC = timezone.utc
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -93,7 +93,7 @@ def test_delays_add_up_their_units():
 
 def test_a_wait_is_due_after_the_reset_plus_the_margin_and_counts_a_minute_shown_to_its_end():
     from supervisor.config import Limits
-    from supervisor.limitwait import LimitWait
+    from supervisor.giveback.limitwait import LimitWait
 
     now = at("2026-11-24 16:00")
     waits = LimitWait(Limits(on_limit="wait", margin=60.0, max_continues=1))
@@ -112,7 +112,7 @@ def test_a_wait_is_due_after_the_reset_plus_the_margin_and_counts_a_minute_shown
 
 def test_our_writes_to_the_terminal_wait_for_the_agents_escape_sequence_or_character_to_end():
     from supervisor.channel import Terminal
-    from supervisor.termwrite import TITLE_POP, TITLE_PUSH, TermWriter
+    from supervisor.terminal.termwrite import TITLE_POP, TITLE_PUSH, TermWriter
 
     w = TermWriter("xterm-256color")
     assert w.child(b"plain text \x1b[3") == b""

@@ -10,9 +10,9 @@ import time
 from ptyprocess import PtyProcess
 
 from supervisor import channel
-from supervisor.pty_loop import PtyLoop
-from supervisor.recorder import RecorderConfig, serve
-from supervisor.store import Store
+from supervisor.terminal.pty_loop import PtyLoop
+from supervisor.run.recorder import RecorderConfig, serve
+from supervisor.store.database import Store
 
 
 def drain(fd, sink):

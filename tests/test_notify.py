@@ -3,8 +3,8 @@
 import time
 
 from supervisor.config import Notify
-from supervisor.notify import Notices, Runner, command_line
-from supervisor.states import State
+from supervisor.status.notify import Notices, Runner, command_line
+from supervisor.status.states import State
 
 
 def notices(steps, **settings) -> list[str]:
@@ -66,7 +66,7 @@ def demo_limited(*flags, term="xterm-256color"):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
     env.update(TERM=term)
     c = pexpect.spawn(SUPERVISE[0], ["run", "--agent", "demo", "--name", "parser\x1b]2;pwned\x07work", *flags, "--",
-                                      sys.executable, "-P", "-m", "supervisor.demo_agent", "--more", "--limit-seconds", "3600"],
+                                      sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more", "--limit-seconds", "3600"],
                       env=env, encoding="utf-8", codec_errors="replace", timeout=60, dimensions=(40, 120))
     c.expect_exact("demo: done: --json added and tested.")
     c.expect_exact("demo› ")

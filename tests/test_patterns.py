@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from supervisor import echoes, patterns
+from supervisor.detection import echoes, patterns
 from supervisor.contexts import schema
-from supervisor.detector import Detector
+from supervisor.detection.detector import Detector
 from supervisor.errors import SuperviseError
-from supervisor.patterncheck import check, log_lines
-from supervisor.userturns import user_turns
+from supervisor.recording.patterncheck import check, log_lines
+from supervisor.detection.userturns import user_turns
 
 import fixtureset
 
@@ -107,7 +107,7 @@ def test_a_recorded_usage_limit_says_when_it_resets(fixture):
     can wait for), unless the agent's own words name none (then its pattern has no groups)."""
     from datetime import datetime, timezone
 
-    from supervisor import limits
+    from supervisor.detection import limits
 
     seen = datetime.now(timezone.utc)
     found = [d for d in check(fixture.path, SHIPPED[fixture.agent])[1] if d.kind == "limit_reached"]
@@ -282,7 +282,7 @@ def test_a_known_agent_without_patterns_is_said_at_start(tmp_path, monkeypatch):
     """An install that lost its pattern files would otherwise detect nothing, silently."""
     import io
 
-    from supervisor import session
+    from supervisor.run import session
 
     empty = tmp_path / "no-patterns"
     empty.mkdir()

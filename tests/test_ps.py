@@ -14,7 +14,7 @@ from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, c
 from conftest import SUPERVISE, run_cli
 from fakeapi import FakeAnthropic, default_reply, usage_limit
 from helpers import latest, wait_for
-from supervisor.store import Store
+from supervisor.store.database import Store
 
 SOON = 1.0  # seconds: each state in `ps` within this of it showing on screen
 

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from supervisor.contexts.redact import findings, redact
+from supervisor.redact import findings, redact
 
 # Real formats, fake values (made up here; none was ever valid): (kind, text, the secret in
 # it that must not survive). tests/test_faults_security.py prints them all in a session.

@@ -1,6 +1,6 @@
 """The render thread on its own: output in, the text log and detected events out."""
 
-from supervisor.render import Renderer
+from supervisor.recording.render import Renderer
 
 
 def test_the_renderer_logs_lines_and_emits_what_its_patterns_detect(tmp_path):

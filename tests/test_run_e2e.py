@@ -254,7 +254,7 @@ def test_a_flood_of_output_is_recorded_whole_in_bounded_memory():
         time.sleep(0.1)
     assert proc.returncode == 0, proc.stderr.read()
     assert peak < 300 * 1024, f"supervisor and recorder peaked at {peak // 1024} MB"
-    from supervisor import asciicast
+    from supervisor.recording import asciicast
 
     _, events = asciicast.read(Path(latest()["cast_path"]))
     recorded = sum(len(d) for _, code, d in events if code == "o")

@@ -1,6 +1,6 @@
 """What an agent is doing, from what its screen shows: the states `supervise ps` lists."""
 
-from supervisor.states import Tracker
+from supervisor.status.states import Tracker
 
 
 def run(tracker: Tracker, steps) -> list[str]:

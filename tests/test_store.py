@@ -5,7 +5,8 @@ import sys
 import pytest
 
 from supervisor.errors import SuperviseError
-from supervisor.store import ACTIVE, INTERRUPTED, Event, Store, utcnow
+from supervisor.store import migrations
+from supervisor.store.database import ACTIVE, INTERRUPTED, Event, Store, utcnow
 
 
 def test_migrating_an_empty_database_creates_the_tables_with_their_columns(tmp_path):
@@ -16,7 +17,7 @@ def test_migrating_an_empty_database_creates_the_tables_with_their_columns(tmp_p
         "exit_code", "status", "pid", "child_pid", "cast_path", "log_path", "parent_id", "agent_session_id", "options",
     } <= cols["sessions"]
     assert {"id", "session_id", "time", "offset", "kind", "detail"} <= cols["events"]
-    assert __import__("supervisor.migrations").migrations.applied(store.conn) == ["m001_sessions_and_events", "m002_agent_session_id", "m003_contexts", "m004_session_options", "m005_context_offsets", "m006_agent_messages", "m007_search", "m008_context_backend", "m009_session_state"]
+    assert migrations.applied(store.conn) == ["m001_sessions_and_events", "m002_agent_session_id", "m003_contexts", "m004_session_options", "m005_context_offsets", "m006_agent_messages", "m007_search", "m008_context_backend", "m009_session_state"]
     assert {"source", "backend", "model", "error"} <= set(store.db["contexts"].columns_dict)
     assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert oct(os.stat(tmp_path / "s.db").st_mode & 0o777) == "0o600"
@@ -93,7 +94,7 @@ def test_unwritable_data_dir_is_refused_with_a_hint(tmp_path):
 def test_a_database_from_an_older_supervise_is_upgraded_in_place(tmp_path):
     import sqlite_utils
 
-    from supervisor.migrations import SET, STEPS
+    from supervisor.store.migrations import SET, STEPS
 
     path = tmp_path / "s.db"
     db = sqlite_utils.Database(path)

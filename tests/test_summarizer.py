@@ -128,7 +128,7 @@ def test_summarize_and_context_commands_chain_rounds(api, tmp_path):
 
 def test_contexts_are_made_periodically_and_at_the_end_of_a_session(tmp_path):
     from helpers import latest, wait_for
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     env = {**os.environ, "SUPERVISE_SUMMARY_EVERY_KB": "4", "SUPERVISE_SUMMARY_MIN_SECONDS": "0", "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "", "ANTHROPIC_BASE_URL": ""}
     script = "for i in $(seq 1 400); do echo \"built module $i\"; done; echo 'Error: KeyError in src/app.py'; sleep 7"
@@ -144,7 +144,7 @@ def test_contexts_are_made_periodically_and_at_the_end_of_a_session(tmp_path):
 
 def test_the_apis_token_count_corrects_the_estimate(api, tmp_path):
     from supervisor.contexts import rounds
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     text, _ = sessiongen.generate(3_000_000)
     log = tmp_path / "session.log"

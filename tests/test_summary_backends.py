@@ -23,7 +23,7 @@ from helpers import wait_for
 from supervisor import config
 from supervisor.contexts import digest, schema, summarizer
 from supervisor.contexts.backends import choose
-from supervisor.store import Store
+from supervisor.store.database import Store
 
 GOOD = sessiongen.CONTEXT
 EMPTY = {key: "" if key in schema.TEXT_FIELDS else [] for key in (*schema.TEXT_FIELDS, *schema.LIST_FIELDS)}
@@ -83,7 +83,7 @@ def left_running(home: Path) -> list[int]:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
         except OSError:
             continue
-        if state != "Z" and f"HOME={home}".encode() in environ and b"supervisor.recorder" not in cmdline:
+        if state != "Z" and f"HOME={home}".encode() in environ and b"supervisor.run.recorder" not in cmdline:
             found.append(int(entry))
     return found
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from supervisor.emulator import make
-from supervisor.lines import shape
-from supervisor.textlog import TextLog
+from supervisor.recording.emulator import make
+from supervisor.detection.lines import shape
+from supervisor.recording.textlog import TextLog
 
 EMULATORS = ["avt", "pyte"]
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import pytest
 
 import fixtureset
-from supervisor.export import replay
-from supervisor.echoes import normalize
-from supervisor.lines import is_update, shape
+from supervisor.recording.export import replay
+from supervisor.detection.echoes import normalize
+from supervisor.detection.lines import is_update, shape
 
 SEEN = 0.1  # seconds on screen that make a row something a person saw
 

@@ -4,7 +4,7 @@ import json
 import time
 
 from helpers import wait_for
-from supervisor import transcript
+from supervisor.detection import transcript
 
 
 def test_project_folder_follows_claude_codes_naming(tmp_path):

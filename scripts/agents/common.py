@@ -133,7 +133,7 @@ def recording(name: str, argv: list[str], env: dict, cwd: Path, out: Path, cols:
 def delivered(home: Path, session_id: str) -> list[tuple[str, dict]]:
     """(prompt, context) of each round supervise typed into the session, in order (one it did
     not see taken was typed all the same: its echo is on screen too)."""
-    from supervisor.store import Store
+    from supervisor.store.database import Store
 
     store = Store.open_default({"SUPERVISE_HOME": str(home)})
     try:

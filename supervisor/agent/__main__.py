@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import config
 from ..errors import SuperviseError
-from ..store import ACTIVE, Store, supervisor_alive
+from ..store.database import ACTIVE, Store, supervisor_alive
 from . import RESUME_FLAG, sandbox as sandboxes, tools
 from .budget import TRIGGER
 from .compaction import KEEP_LAST

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from ..contexts.digest import estimate_tokens
-from ..store import Event, Store, utcnow
+from ..store.database import Event, Store, utcnow
 
 
 SUMMARY_HEAD = "[The conversation so far was compacted into this summary. Continue the task from its current state.]\n\n"

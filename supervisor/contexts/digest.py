@@ -16,11 +16,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .. import userturns
+from ..detection import userturns
 from ..config import DEFAULT_BUDGET
-from ..patterns import PatternSet
-from ..lines import shape
-from ..transcript import user_text
+from ..detection.patterns import PatternSet
+from ..detection.lines import shape
+from ..detection.transcript import user_text
 
 SHARES = {"request": 0.15, "salient": 0.45, "recent": 0.40}
 

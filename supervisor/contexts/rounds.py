@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from .. import echoes, patterns, transcript, userturns
+from ..detection import echoes, patterns, transcript, userturns
 from ..config import Settings, Summary
 from ..errors import SuperviseError
-from ..export import text_lines
-from ..patterns import PatternSet
-from ..store import COMPLETED, FAILED, Store
+from ..recording.export import text_lines
+from ..detection.patterns import PatternSet
+from ..store.database import COMPLETED, FAILED, Store
 from . import digest, schema, summarizer
-from .redact import redact, redact_data
+from ..redact import redact, redact_data
 
 
 # Bytes of the previous round's text read again: the recent activity keeps its lead-in.

@@ -20,7 +20,7 @@ from ..config import Summary
 from . import schema
 from .backends import Answer, Failed, api, choose, claude, codex, gemini
 from .digest import Digest
-from .redact import redact
+from ..redact import redact
 
 SYSTEM = (
     "You keep the memory of a coding session for an AI coding agent whose context gets compacted. "

@@ -27,7 +27,7 @@ import json
 from collections.abc import Mapping
 
 from ...config import Summary
-from ...hook import SOCKET_ENV
+from ...giveback.hook import SOCKET_ENV
 from ...plaintext import plain
 from .. import schema
 from . import Answer, Failed, headless

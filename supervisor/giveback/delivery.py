@@ -1,0 +1,169 @@
+"""Giving the context back, in the recorder process: the injection rules (injection.py) put
+to work. Owns the tick thread (awake only while a delivery is due or under way, or a usage
+limit is waited out) and the server that answers Claude Code's SessionStart hook; feeds the
+rules what the recorder sees (events, frames, the transcript's user turns, new contexts, the
+loop's notes). With `--on-limit wait`, types a continue once a limit has reset
+(limitwait.py), the wait shown in the terminal's title meanwhile.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+
+from ..channel import Inject, Note, Terminal
+from ..config import Limits
+from ..detection.detector import Detector
+from .injection import Context, Injector
+from .limitwait import LimitWait
+
+TICK = 0.1  # seconds between ticks while a delivery is due or under way
+WAIT_CHECK = 30.0  # seconds: the most a usage limit's continue may be late (by the wall clock)
+
+
+class GiveBack:
+    def __init__(
+        self,
+        mode: str,
+        *,
+        hook_socket: str | None,
+        hook_wait: float,
+        send: Callable[[Inject], None],
+        record: Callable[[float, dict], None],
+        compaction_seen: Callable[[float], None],
+        now: Callable[[], float],
+        paste_mode: Callable[[], bool],
+        fail: Callable[[str, BaseException], None],
+        limits: Limits = Limits(),
+        name: str | None = None,
+    ):
+        self._send = send
+        self._record = record
+        self._limits = limits
+        self._name = name
+        self.waits = LimitWait(limits)
+        self._waits_lock = threading.Lock()
+        self.injector = Injector(mode, send=send, record=self._recorded)
+        self._hook_wait = hook_wait
+        self._compaction_seen = compaction_seen
+        self._now = now
+        self._paste_mode = paste_mode
+        self._fail = fail
+        self._stopping = threading.Event()
+        self._hooks = None
+        if hook_socket:
+            from .hookserver import HookServer
+
+            try:
+                self._hooks = HookServer(hook_socket, self._hook_answer, fail)
+                self._hooks.start()
+            except OSError as exc:
+                fail("context hook", exc)
+        self._ticker = threading.Thread(target=self._tick, name="supervise-inject", daemon=True)
+        self._ticker.start()
+
+    # -- what the recorder sees ------------------------------------------------------------------
+
+    def on_event(self, kind: str, t: float, detail: dict) -> None:
+        if kind == "idle_prompt":
+            self.injector.on_idle_event(t)
+        elif kind == "limit_reached":
+            self._limit_reached(t, detail)
+        elif kind == "limit_cleared":  # working again by itself: no continue of ours
+            self._call_off()
+        else:
+            self.injector.on_event(kind, t)
+
+    def on_frame(self, t: float, screen: list[str], detector: Detector) -> None:
+        self.injector.on_frame(t, screen, detector.idle, detector.busy, detector.dialog_up(screen), self._paste_mode())
+
+    def on_context(self, row: dict, session_id: str) -> None:
+        self.injector.on_context(Context(session_id, row["round"], row["prompt"], self._now()))
+
+    def on_user_turn(self, text: str) -> None:
+        self.injector.on_user_turn(text)
+
+    def on_note(self, note: Note) -> None:
+        if note.state == "cancelled":  # the user typed while a continue waited
+            self._call_off(note.id, "the user typed")
+            return
+        self.injector.on_note(note, self._now())
+
+    # -- usage limits ----------------------------------------------------------------------------
+
+    def _limit_reached(self, t: float, detail: dict) -> None:
+        with self._waits_lock:
+            earlier = self.waits.cancel()
+            wait, why = self.waits.reached(detail, datetime.now().astimezone())
+        if earlier is not None:
+            self.injector.drop_text(earlier.id)
+        if wait is not None:
+            self._send(Terminal("title", wait.title(self._name), wait.id))
+            self._record("limit_wait", t, {"wait": wait.id, "continue_at": datetime.fromtimestamp(wait.due).astimezone().isoformat(timespec="seconds")})
+            self.injector.wake()
+        elif why is not None:
+            self._record("limit_wait", t, {"no_wait": why})
+
+    def _call_off(self, wait_id: int | None = None, why: str = "the agent works again") -> None:
+        with self._waits_lock:
+            current = self.waits.pending or self.waits.typing
+            if current is None or (wait_id is not None and current.id != wait_id):
+                return
+            self.waits.cancel()
+        self.injector.drop_text(current.id)
+        self._send(Terminal("title", None, current.id))
+        self._record("limit_wait", self._now(), {"wait": current.id, "called_off": why})
+
+    def _continue_if_due(self) -> None:
+        with self._waits_lock:
+            wait = self.waits.due(time.time())
+        if wait is not None:
+            self.injector.give_text(Context("limit", wait.id, self._limits.continue_text, self._now()))
+
+    def _recorded(self, kind: str, t: float, detail: dict) -> None:
+        """What the injection rules did, recorded; a continue typed (or not) ends its wait."""
+        if kind == "limit_continue":
+            with self._waits_lock:
+                done = self.waits.finished(detail.get("typed", False))
+            if done is not None:
+                self._send(Terminal("title", None, done.id))
+        self._record(kind, t, detail)
+
+    def resume(self) -> None:
+        self.injector.resume()
+
+    def close(self) -> None:
+        """The child is gone: nothing more to type or hand over."""
+        with self._waits_lock:
+            self.waits.cancel()
+        self._stopping.set()
+        self.injector.close()
+        if self._hooks is not None:
+            self._hooks.close()
+
+    # -- threads -----------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        inj = self.injector
+        # Ten ticks a second only while a delivery is due or under way; otherwise asleep, but
+        # for a continue's time: looked at by the wall clock at least every WAIT_CHECK seconds
+        # (a laptop that slept through the reset continues when it wakes).
+        while inj.wait_for_work(self._until_due()) and not self._stopping.wait(TICK):
+            try:
+                self._continue_if_due()
+                inj.tick(self._now())
+            except Exception as exc:
+                self._fail("context injection", exc)
+
+    def _until_due(self) -> float | None:
+        with self._waits_lock:
+            left = self.waits.until_due(time.time())
+        return None if left is None else min(left, WAIT_CHECK)
+
+    def _hook_answer(self, request: dict) -> str | None:
+        source = str(request.get("source", ""))
+        if source == "compact":  # the hook is one more witness that a compaction finished
+            self._compaction_seen(self._now())
+        return self.injector.hook(source, self._now, self._hook_wait)

@@ -1,0 +1,368 @@
+"""When and how to give the agent its session context back. Pure: no I/O, a clock passed in.
+Decisions are made under the lock; what they lead to (a request to type, an injection
+event to record) is done after it is released, so a slow disk or a full pipe never holds
+up the render thread or a hook.
+
+Lives in the recorder process, which sees everything this needs: detection events, new
+contexts, the rendered screen, the transcript and the terminal modes. It never types
+itself: it asks the PTY loop to (`send`), and the loop, which sees the user's keys, has the
+last word (it declines while the user is typing and holds their keys back meanwhile).
+
+Two channels:
+- hook: Claude Code's SessionStart hook (sources compact, resume, startup) asks us over a
+  socket, and we answer with the context as `additionalContext`. Nothing is typed.
+- typed: once the context is due and ready, the agent idle at its prompt (idle pattern, no
+  busy line, no dialog on screen) and its output quiet, the prompt is typed in: as one
+  bracketed paste if the agent enabled it, else as one line; Enter goes separately. It is
+  confirmed when the transcript records it as a user turn, or after Enter the agent shows
+  its busy line or comes back to idle having left it; if neither happens it is retried once (Enter alone if the screen
+  changed since, as the text is there but was not taken; the whole text if not).
+
+A context is given at most once, by whichever channel gets there first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ..channel import Inject, Note
+from ..config import COMPACTION_MAX, CONTEXT_FRESH
+from ..plaintext import plain
+
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
+# The most we ever type: a context prompt is ~2,000 tokens (context.PROMPT_BUDGET), ~8 KB.
+MAX_TYPED = 16_000
+
+QUIET = 0.6  # seconds of no output before typing: the agent has finished drawing
+CONFIRM_WAIT = 8.0  # after Enter, how long the agent has to take the text
+DECLINED_PAUSE = 1.0  # after the loop declined (the user was typing), wait this long
+
+
+@dataclass
+class Context:
+    session_id: str  # whose context it is (the parent's, on resume)
+    round: int
+    prompt: str
+    made: float  # loop time
+
+
+@dataclass
+class Due:
+    reason: str  # compaction | resume
+    since: float  # contexts made before this are too old
+
+
+@dataclass
+class Attempt:
+    id: int
+    context: Context
+    asked: float
+    snapshot: list[str]  # the screen before typing: to tell "nothing arrived" from "not taken"
+    paste: bool
+    reason: str
+    typed: float | None = None  # when the loop pressed Enter
+    tries: int = 1
+    taken: bool = False  # the agent got busy (or idle again) after Enter
+    held: int = 0
+    evidence: list[str] = field(default_factory=list)
+
+
+def prepare(prompt: str, paste: bool) -> str:
+    """The keys to type: one bracketed paste; or, for an agent without bracketed paste, one
+    line (a newline would submit each line on its own). Text only, whatever the prompt holds:
+    with no escape character left, nothing inside can end the paste early, and with no
+    control character, nothing is a key (contexts are cleaned when stored; this is the last
+    line of defence, for rows stored before that)."""
+    text = plain(prompt).strip()[:MAX_TYPED]
+    if paste:
+        return PASTE_START + text + PASTE_END
+    return " ".join(text.split())
+
+
+def head(prompt: str) -> str:
+    """What identifies our prompt in a transcript or on screen: its first line, shortened."""
+    first = prompt.strip().splitlines()[0] if prompt.strip() else ""
+    return first[:60]
+
+
+class Injector:
+    """Thread-safe: told things by the recorder's threads, acts on `tick`."""
+
+    def __init__(
+        self,
+        mode: str,
+        *,
+        send: Callable[[Inject], None],
+        record: Callable[[float, dict], None],
+    ):
+        self.mode = mode  # contexts: auto | type | off
+        self.closed = False
+        self._woken = False
+        self._send = send
+        self._record = record  # (event kind, t, detail)
+        # A plain lock, not re-entrant: nothing called while holding it may call back in.
+        self._cond = threading.Condition(threading.Lock())
+        self._effects: list[tuple[Callable, tuple]] = []  # decided under the lock, done after
+        self.due: Due | None = None
+        self.text: Context | None = None  # a text to type that is no context: a continue after a usage limit
+        self.latest: Context | None = None
+        self.delivered: set[tuple[str, int]] = set()
+        self.attempt: Attempt | None = None
+        self._ids = 0
+        self._compaction_began: float | None = None
+        self._declined_at: float | None = None
+        self._last_delivery: float | None = None
+        # the screen, as the render thread last saw it
+        self.idle = False
+        self.dialog = False
+        self.screen: list[str] = []
+        self.last_output = 0.0
+        self.paste = False
+        self.fresh_prompt = 0.0  # when the agent last showed a fresh prompt (keys before went to it)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the lock to decide; on the way out, release it, then do what was decided."""
+        with self._cond:
+            yield
+            effects, self._effects = self._effects, []
+        for act, args in effects:
+            act(*args)
+
+    def _later(self, act: Callable, *args) -> None:
+        self._effects.append((act, args))
+
+    def _has_work(self) -> bool:
+        """A delivery under way, or a context or text due and ready: then `tick` has something to do."""
+        return not self.closed and (self.attempt is not None or self.ready() is not None)
+
+    def wait_for_work(self, timeout: float | None = None) -> bool:
+        """Sleep until there is something to tick for (an idle agent with nothing due costs
+        no wake-ups at all), or `timeout` passes; False once closed."""
+        with self._locked():
+            self._cond.wait_for(lambda: self.closed or self._woken or self._has_work(), timeout)
+            self._woken = False
+            return not self.closed
+
+    def wake(self) -> None:
+        """Have `wait_for_work` return (its timeout has changed)."""
+        with self._locked():
+            self._woken = True
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        """The child is gone: nothing more to type or hand over."""
+        with self._locked():
+            self.closed = True
+            self._cond.notify_all()
+
+    def give_text(self, text: Context) -> None:
+        """Type `text` (no context: its round is the id of what asked for it) once it is safe,
+        through the same confirmed channel; after any context that is due."""
+        with self._locked():
+            self.text = text
+            self._cond.notify_all()
+
+    def drop_text(self, round_: int) -> None:
+        """The text asked for as `round_` is no longer wanted (not if it is being typed)."""
+        with self._locked():
+            if self.text is not None and self.text.round == round_ and (self.attempt is None or self.attempt.context is not self.text):
+                self.text = None
+
+    # -- what happens ------------------------------------------------------------------------
+
+    def on_event(self, kind: str, t: float) -> None:
+        with self._locked():
+            if kind == "compaction_started":
+                self._compaction_began = t
+            elif kind == "compaction_finished":
+                self._compaction_due(t)
+
+    def _compaction_due(self, t: float) -> None:
+        """A compaction finished at `t`: a context made since it began (or lately, if its
+        start was not seen) is due, unless one was given for it already."""
+        began = self._compaction_began
+        since = began if began is not None and t - began < COMPACTION_MAX else t - CONTEXT_FRESH
+        if self._last_delivery is not None and self._last_delivery >= since:
+            return  # e.g. the hook gave it, and now the screen says the compaction is done
+        self.due = Due("compaction", since)
+        self._cond.notify_all()
+
+    def resume(self) -> None:
+        """A resumed session: the parent's context is due from the start."""
+        with self._locked():
+            self.due = Due("resume", float("-inf"))
+            self._cond.notify_all()
+
+    def on_context(self, context: Context) -> None:
+        with self._locked():
+            if self.latest is None or context.made >= self.latest.made:
+                self.latest = context
+            self._cond.notify_all()
+
+    def on_frame(self, t: float, screen: list[str], idle: bool, busy: bool, dialog: bool, paste: bool) -> None:
+        with self._locked():
+            self.last_output = t
+            if self.dialog and not dialog:
+                self.fresh_prompt = t
+            self.screen, self.idle, self.dialog, self.paste = screen, idle, dialog, paste
+            a = self.attempt
+            # Not merely "not idle": Claude Code's footer reads "paste again to expand" while a
+            # paste waits for Enter, and that must not pass for taken.
+            if a is not None and a.typed is not None and t >= a.typed and busy:
+                a.taken = True
+
+    def on_idle_event(self, t: float) -> None:
+        """The agent became idle again (it was busy in between)."""
+        with self._locked():
+            self.fresh_prompt = t
+            a = self.attempt
+            if a is not None and a.typed is not None and t >= a.typed:
+                a.taken = True
+
+    def on_user_turn(self, text: str) -> None:
+        """The transcript recorded a user turn."""
+        with self._locked():
+            a = self.attempt
+            if a is not None and head(a.context.prompt) and head(a.context.prompt) in text:
+                a.evidence.append("transcript")
+                self._confirmed(a, None)
+
+    def on_note(self, note: Note, now: float) -> None:
+        """What the loop did with a request: declined it, or typed it."""
+        with self._locked():
+            a = self.attempt
+            if a is None or note.id != a.id:
+                return
+            if note.state == "declined":
+                self.attempt = None
+                self._declined_at = now
+                if a.context is self.text and (note.why or "").startswith("user"):
+                    # the user is at the keyboard: a continue they did not type is not wanted
+                    self.text = None
+                    self._later(self._record, "limit_continue", now, {"channel": "typed", "typed": False, "why": "the user was typing"})
+            elif note.state == "typed":
+                a.typed = note.t if note.t is not None else now
+                a.held += note.held
+
+    # -- deciding ------------------------------------------------------------------------------
+
+    def ready(self) -> Context | None:
+        """The context to give now, if one is due and made recently enough; else a text to type."""
+        due, c = self.due, self.latest
+        if self.mode == "off" or due is None or c is None or (c.session_id, c.round) in self.delivered or c.made < due.since:
+            return self.text
+        return c
+
+    def tick(self, now: float) -> None:
+        with self._locked():
+            if self.closed:
+                return
+            a = self.attempt
+            if a is not None:
+                self._follow(a, now)
+                return
+            c = self.ready()
+            if c is None or not self._safe(now):
+                return
+            if self._declined_at is not None and now - self._declined_at < DECLINED_PAUSE:
+                return
+            self._ids += 1
+            a = Attempt(self._ids, c, now, list(self.screen), self.paste, "limit" if c is self.text else self.due.reason)
+            self.attempt = a
+            self._later(self._send, Inject(a.id, prepare(c.prompt, a.paste), self.fresh_prompt))
+
+    def _safe(self, now: float) -> bool:
+        return self.idle and not self.dialog and now - self.last_output >= QUIET
+
+    def _follow(self, a: Attempt, now: float) -> None:
+        if a.typed is None:
+            return  # the loop has not answered yet
+        if a.taken:
+            a.evidence.append("screen")
+            self._confirmed(a, now)
+            return
+        if now - a.typed < CONFIRM_WAIT:
+            return
+        if a.tries >= 2:
+            self._give_up(a, now)
+            return
+        if not self._safe(now):
+            return  # retry only when it is safe to type again
+        a.tries += 1
+        changed = _visible(self.screen) != _visible(a.snapshot)
+        a.typed = None
+        a.asked = now
+        data = "" if changed else prepare(a.context.prompt, a.paste)
+        self._later(self._send, Inject(a.id, data, self.fresh_prompt))
+
+    def _confirmed(self, a: Attempt, now: float | None) -> None:
+        self._finish(a, a.typed if a.typed is not None else (now or a.asked), True)
+
+    def _give_up(self, a: Attempt, now: float) -> None:
+        self._finish(a, now, False)
+
+    def _finish(self, a: Attempt, t: float, confirmed: bool) -> None:
+        c = a.context
+        self.attempt = None
+        if c is self.text:
+            self.text = None
+            self._later(self._record, "limit_continue", t, {
+                "channel": "typed", "typed": True, "confirmed": confirmed, "evidence": sorted(set(a.evidence)),
+                "tries": a.tries, "paste": a.paste, "wait": c.round, "text": c.prompt, "held_keys": a.held,
+            })
+            self._cond.notify_all()
+            return
+        self.delivered.add((c.session_id, c.round))
+        self.due = None
+        self._last_delivery = t
+        self._later(self._record, "injection", t, {
+            "channel": "typed", "reason": a.reason, "confirmed": confirmed,
+            "evidence": sorted(set(a.evidence)), "tries": a.tries, "paste": a.paste,
+            "context_session": c.session_id, "round": c.round, "chars": len(c.prompt), "held_keys": a.held,
+        })
+        self._cond.notify_all()
+
+    # -- the hook channel -----------------------------------------------------------------------
+
+    def hook(self, source: str, now: Callable[[], float], wait: float) -> str | None:
+        """Claude Code's SessionStart hook asks for context (blocks up to `wait` seconds).
+        Returns the prompt to hand over, or None (nothing due, or not ready in time: the
+        typed channel then takes over once it is)."""
+        with self._locked():
+            if self.mode == "off" or self.closed:
+                return None
+            if source == "compact":
+                if self.due is None or self.due.reason != "compaction":
+                    self._compaction_due(now())
+            elif self.due is None or self.due.reason != "resume":
+                return None  # a plain start (or /resume of another session): nothing to give
+            deadline = now() + wait
+            while True:
+                if self.attempt is not None:
+                    return None  # already being typed
+                c = self.ready()
+                if c is not None:
+                    break
+                left = deadline - now()
+                if left <= 0 or self.due is None:
+                    return None
+                self._cond.wait(min(left, 0.5))
+            t = now()
+            self.delivered.add((c.session_id, c.round))
+            self._last_delivery = t
+            reason = self.due.reason
+            self.due = None
+            self._later(self._record, "injection", t, {
+                "channel": "hook", "reason": reason, "source": source, "confirmed": True,
+                "evidence": ["hook"], "context_session": c.session_id, "round": c.round, "chars": len(c.prompt),
+            })
+            self._cond.notify_all()
+            return plain(c.prompt)
+
+
+def _visible(screen: list[str]) -> list[str]:
+    return [line.rstrip() for line in screen if line.strip()]

@@ -1,0 +1,387 @@
+"""The recorder process: everything the PTY loop hands off, on the other core.
+
+The supervisor starts it with `python -P -m supervisor.run.recorder CONFIG IN OUT` and feeds it
+frames over a pipe (channel.py). Its main thread decodes output, appends it to the .cast
+file (flushed after every read, so at most a fraction of a second is ever in flight),
+stores the loop's events and tracks terminal modes, and hands output to the render thread
+(render.py: text log, detector). The context keeper (keeper.py) and the giving back of the
+context (giveback.py) run here too, each on threads of their own; this module wires them.
+If the pipe closes without an END frame, the supervisor died: everything received is still
+written, and the session is marked interrupted.
+
+A failure in a side channel (events, text log, contexts) is reported once and the rest
+goes on.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import json
+import os
+import select
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from .. import channel, config, paths
+from ..detection import transcript
+from ..recording import asciicast, logindex
+from ..channel import Compacted, Error, Injected, Message, Modes, Done, Note, RecorderConfig
+from ..contexts.schema import quoted
+from ..store.events import EventSink
+from ..giveback.delivery import GiveBack
+from ..contexts.keeper import ContextKeeper, Session as KeeperSession
+from ..recording.render import Renderer
+from ..status.statewatch import StateWatch
+from ..store.database import ACTIVE, INTERRUPTED, Store
+from ..terminal.termmodes import ModeTracker
+
+# Output chunks closer together than this become one .cast event: the same replay to the
+# eye, far fewer events under heavy output.
+COALESCE = 0.010
+
+
+class Recorder:
+    def __init__(self, cfg: RecorderConfig, settings: config.Settings, report: Callable[[str], None] | None = None,
+                 send: Callable[[Message], None] | None = None):
+        self.config = cfg
+        self._send = send or (lambda message: None)
+        self._report = report or (lambda msg: print(msg, file=sys.stderr))
+        self._errors: set[str] = set()
+        self.modes = ModeTracker()
+        self.output_chars = 0
+        self._agent_session_id: str | None = None
+        self._out_decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._in_decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        h = cfg.header
+        header = asciicast.Header(h["width"], h["height"], h["timestamp"], h.get("command"), h.get("title"), h.get("env"))
+        self._cast = asciicast.Writer(paths.open_private(Path(cfg.cast_path), "wb"), header)
+        self._cast_lock = threading.Lock()  # the render thread writes markers too: never wait while holding it
+        self._cast_lost: list | None = None  # [when the recording stopped, characters not recorded since]
+        self._store = self._open_store()
+        self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self._fail, cfg.start_monotonic)
+        self.sink.listeners.append(self._tell_loop)
+        self.renderer = Renderer(
+            paths.open_private(Path(cfg.log_path), "w", encoding="utf-8"), cfg.emulator, h["width"], h["height"],
+            agent=cfg.agent, pattern_files=cfg.pattern_files, emit=self.sink.emit,
+            fail=self._fail, report=self._report, now=self._now, cast_path=cfg.cast_path,
+        )
+        names = self._session_names()
+        if cfg.agent:
+            self.states = StateWatch(self.sink, cfg.started_wall, names, settings.notify, self._fail, self._send)
+            self.sink.listeners.append(self.states.on_event)
+            self.renderer.on_frame.append(self.states.on_frame)
+        self.keeper: ContextKeeper | None = None
+        self.giveback: GiveBack | None = None
+        contexts_back = cfg.contexts and cfg.inject != "off"
+        if cfg.agent and (contexts_back or settings.limits.on_limit == "wait"):
+            self.giveback = GiveBack(
+                cfg.inject if contexts_back else "off", hook_socket=cfg.hook_socket if contexts_back else None,
+                hook_wait=settings.hook_wait, send=self._send,
+                record=lambda kind, t, detail: self.sink.emit(kind, t, detail, detail.get("channel") or "limits"),
+                compaction_seen=lambda t: self.sink.emit("compaction_finished", t, {}, "hook"),
+                now=self._now, paste_mode=lambda: self.modes.private.get("2004") == "h", fail=self._fail,
+                limits=settings.limits, name=names["name"],
+            )
+            self.sink.listeners.append(self.giveback.on_event)
+            self.renderer.on_frame.append(self.giveback.on_frame)
+        if cfg.agent and cfg.contexts:
+            self.keeper = ContextKeeper(
+                KeeperSession(cfg.db_path, cfg.session_id, cfg.transcript_dir, resume_from=cfg.resume_from,
+                               handoff_from=cfg.handoff_from, log_path=cfg.log_path), settings,
+                screen=self.renderer.screen, output_chars=lambda: self.output_chars,
+                pattern_set=lambda: self.renderer.pattern_set, made=self._context_made, fail=self._fail,
+            )
+            self.sink.listeners.append(self.keeper.on_event)
+            if self.giveback is not None and contexts_back and cfg.resume_from:
+                self.giveback.resume()
+            if cfg.resume_from:  # its context, brought up to date (also with injection off: `supervise context` shows it)
+                self.keeper.want("resume")
+            self.keeper.start()
+        self.transcript: transcript.TranscriptFollower | None = None
+        if cfg.transcript_dir:
+            self.transcript = transcript.TranscriptFollower(Path(cfg.transcript_dir), self._on_transcript)
+            self.transcript.start()
+
+    def _open_store(self) -> Store | None:
+        # the recording matters more than the events table: carry on without it
+        try:
+            return Store(Path(self.config.db_path))
+        except Exception as exc:
+            self._fail("event store", exc)
+            return None
+
+    def _now(self) -> float:
+        return time.monotonic() - self.config.start_monotonic if self.config.start_monotonic else 0.0
+
+    def _fail(self, where: str, exc: BaseException) -> None:
+        if where not in self._errors:
+            self._errors.add(where)
+            with contextlib.suppress(OSError):  # recorder.err: the detail behind the one line (a full disk may refuse it)
+                traceback.print_exception(exc, file=sys.stderr)
+            self._report(f"supervise: {where} failed ({exc}); the session goes on")
+
+    def _tell_loop(self, kind: str, t: float, detail: dict) -> None:
+        """The two events the supervisor's exit note needs."""
+        if kind == "injection":
+            self._send(Injected(detail))
+        elif kind == "compaction_finished":
+            self._send(Compacted())
+
+    def _session_names(self) -> dict:
+        """The session's id, name and agent (for notices)."""
+        names = {"id": self.config.session_id, "name": None, "agent": self.config.agent}
+        try:
+            if self._store is not None:
+                names["name"] = self._store.get_session(self.config.session_id)["name"]
+        except Exception as exc:
+            self._fail("event store", exc)
+        return names
+
+    def _context_made(self, row: dict, session_id: str) -> None:
+        self.renderer.detector.add_given(row["prompt"], quoted(row["context"]))
+        if self.giveback is not None:
+            self.giveback.on_context(row, session_id)
+
+    def _on_transcript(self, record: dict, path: Path) -> None:
+        sid = record.get("sessionId")
+        if sid and sid != self._agent_session_id:
+            self._agent_session_id = sid
+            self.sink.set_agent_session_id(sid)
+        if self.giveback is not None and record.get("type") == "user":
+            self.giveback.on_user_turn(transcript.user_text(record))
+        detail = transcript.compaction(record)
+        if detail is None:
+            return
+        wall = transcript.timestamp(record)
+        t = wall - self.config.started_wall if wall and self.config.started_wall else self._now()
+        detail["transcript"] = path.name
+        self.sink.emit("compaction_finished", max(0.0, t), detail, "transcript")
+
+    def _marker(self, t: float, kind: str) -> None:
+        self._write(t, "m", kind, flush=True)
+
+    # -- main thread: recording ----------------------------------------------------------------
+
+    def handle(self, frames: list[tuple[bytes, float, bytes]]) -> dict | None:
+        """Record one batch of frames. Returns the END frame's detail when the loop says it is done."""
+        end = None
+        for kind, t, payload in _coalesce(frames):
+            try:
+                if kind == channel.OUTPUT:
+                    self._output(t, payload)
+                elif kind == channel.INPUT:
+                    text = self._in_decoder.decode(payload)
+                    if text:
+                        self._write(t, "i", text)
+                elif kind == channel.RESIZE:
+                    cols, rows = (int(x) for x in payload.decode().split("x"))
+                    span = self._write(t, "r", f"{cols}x{rows}")
+                    self.renderer.resize(t, cols, rows, span)
+                elif kind == channel.EVENT:
+                    message = json.loads(payload)
+                    self.sink.emit(message["kind"], t, message.get("detail") or {}, None, mark=message.get("marker", False))
+                elif kind == channel.NOTE:
+                    if self.giveback is not None:
+                        self.giveback.on_note(Note(**json.loads(payload)))
+                elif kind == channel.END:
+                    self._output(t, self._out_decoder.decode(b"", final=True))
+                    end = json.loads(payload)
+            except Exception as exc:
+                self._fail("recording", exc)
+        self._write(0.0, "", "", flush=True)
+        return end
+
+    def _write(self, t: float, code: str, data: str | bytes, flush: bool = False) -> tuple[int, int] | None:
+        """Into the recording; returns where the event lies in the file. After a write fails
+        (a full disk) nothing more goes in: a torn line mid-file would spoil the rest for
+        players. What it missed is counted for the user's exit note."""
+        failed = span = None
+        with self._cast_lock:
+            if self._cast_lost is not None:
+                self._cast_lost[1] += len(data)
+                return None
+            try:
+                if code:
+                    span = self._cast.write(t, code, data)
+                if flush:
+                    self._cast.flush()
+            except OSError as exc:
+                self._cast_lost = [t, len(data)]
+                failed = exc
+        if failed is not None:  # told outside the lock
+            self._fail("recording", failed)
+        return span
+
+    def _output(self, t: float, data: str | bytes) -> None:
+        # Output that is ASCII (nearly all of a flood) goes into the recording as it came and
+        # is decoded only if it is rendered now: decoding and encoding it again cost a quarter
+        # of the recorder's time under a flood.
+        if isinstance(data, bytes) and not (data.isascii() and not self._out_decoder.getstate()[0]):
+            data = self._out_decoder.decode(data)
+        if data:
+            self.output_chars += len(data)
+            span = self._write(t, "o", data)
+            if isinstance(data, str):
+                self.modes.feed(data)
+            elif b"\x1b" in data:  # (ASCII with no escape sequence turns no mode on or off)
+                self.modes.feed(data.decode("ascii"))
+            self.renderer.output(t, data, span)
+
+    def mark_interrupted(self) -> None:
+        """The loop went away without saying goodbye (kill -9, crash)."""
+        if self._store is None:
+            return
+        try:
+            session = self._store.get_session(self.config.session_id)
+            if session["status"] == ACTIVE:
+                self._store.finish_session(self.config.session_id, INTERRUPTED, None)
+        except Exception as exc:
+            self._fail("event store", exc)
+
+    def finish(self) -> None:
+        """Let rendering catch up, write the final screen, close everything."""
+        if self.giveback is not None:
+            self.giveback.close()
+        self.renderer.finish()
+        if self._store is not None:  # the text log is complete now: the rest of it into the search index
+            try:
+                logindex.index_new(self._store, self.config.session_id, Path(self.config.log_path))
+            except Exception as exc:
+                self._fail("search index", exc)
+        if self.transcript is not None:
+            self.transcript.stop()
+        try:
+            self._cast.close()
+        except OSError as exc:
+            self._fail("recording", exc)
+        if self._cast_lost is not None:
+            t, lost = self._cast_lost
+            self._report(f"supervise: the recording stopped at {t:.0f} s (a write failed); {lost / 1e6:.1f} MB of the "
+                         f"session after it are not in {self.config.cast_path} (hint: free some space in its folder)")
+        for store in (self._store, self.sink.store):
+            if store is not None:
+                store.close()
+
+
+def _coalesce(frames: list[tuple[bytes, float, bytes]]) -> list[tuple[bytes, float, bytes]]:
+    """Join runs of output frames that arrived within COALESCE seconds of the run's first."""
+    out: list[tuple[bytes, float, bytes]] = []
+    run: list[bytes] = []
+    run_t = 0.0
+    for kind, t, payload in frames:
+        if kind == channel.OUTPUT and run and t - run_t <= COALESCE:
+            run.append(payload)
+            continue
+        if run:
+            out.append((channel.OUTPUT, run_t, b"".join(run)))
+            run = []
+        if kind == channel.OUTPUT:
+            run, run_t = [payload], t
+        else:
+            out.append((kind, t, payload))
+    if run:
+        out.append((channel.OUTPUT, run_t, b"".join(run)))
+    return out
+
+
+def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settings | None = None) -> None:
+    """The recorder process's main loop."""
+    back_ok = True
+    send_lock = threading.Lock()
+
+    def send(message: Message) -> None:
+        nonlocal back_ok
+        with send_lock:  # several threads send; one line at a time
+            if back_ok:
+                try:
+                    channel.send_message(back_fd, message)
+                except OSError:
+                    back_ok = False  # the loop is gone; keep recording anyway
+
+    recorder = Recorder(cfg, settings or config.load(), report=lambda text: send(Error(text)), send=send)
+    end = None
+    for batch in channel.read_batches(in_fd):
+        end = recorder.handle(batch)
+        if end is not None:
+            break
+    if end is None:
+        recorder.mark_interrupted()
+    # The loop restores the terminal as soon as it knows which modes the child left on.
+    send(Modes(recorder.modes.reset_sequence()))
+    recorder.finish()
+    keeper = recorder.keeper
+    if keeper is not None:
+        keeper.stop()
+    send(Done())
+    # The supervisor has let the user go; the last context is made in the background (this
+    # process is in a session of its own and outlives it).
+    if keeper is not None and recorder.output_chars:
+        keeper.make("session_end")
+
+
+def _background_priority(policy: str) -> None:
+    """SUPERVISE_RECORDER_PRIORITY: a nice value, or "idle" for SCHED_IDLE. The default is
+    normal priority. Measured here under 10 MB/s of output: SCHED_IDLE made detection lag
+    (p50 284 ms against 4 ms) and did not help passthrough of a flood either (0.37x
+    against 0.42x of the bare loop): the recorder's work has to be done anyway."""
+    try:
+        if policy == "idle" and hasattr(os, "SCHED_IDLE"):
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        elif policy.lstrip("-").isdigit() and int(policy):
+            os.nice(int(policy))
+    except OSError:
+        pass
+
+
+def _exit_after_supervisor(grace: float) -> None:
+    """Once the supervisor is gone (the user has their shell back, or it was killed), this
+    process has `grace` seconds to finish the text log and the session-end context; then it
+    exits whatever its threads are doing (a stuck model call, a wedged render): no recorder
+    lingers for good."""
+    ppid = os.getppid()
+
+    def watch() -> None:
+        try:  # sleeps until the parent exits: no polling
+            fd = os.pidfd_open(ppid)
+            select.select([fd], [], [])
+        except (AttributeError, OSError):
+            while os.getppid() == ppid:
+                time.sleep(2.0)
+        time.sleep(grace)
+        print(f"supervise: recorder exited {grace:g} s after the supervisor was gone (unfinished work was dropped)", file=sys.stderr, flush=True)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="supervise-watchdog", daemon=True).start()
+
+
+def main(argv: list[str]) -> None:
+    settings = config.load()
+    _background_priority(settings.recorder_priority)
+    _exit_after_supervisor(settings.recorder_grace)
+    # Terminal signals are the supervisor's business; we stop when the pipe closes.
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT, signal.SIGTSTP):
+        signal.signal(sig, signal.SIG_IGN)
+    cfg = RecorderConfig.from_json(argv[0])
+    in_fd, back_fd = int(argv[1]), int(argv[2])
+    if os.environ.get("SUPERVISE_BENCH_DISCARD"):  # benchmark floor: the loop with a recorder that does nothing
+        import time as _t
+        while os.read(in_fd, 1 << 20):
+            if os.environ["SUPERVISE_BENCH_DISCARD"] == "slow":
+                _t.sleep(0.05)
+        channel.send_message(back_fd, Modes(""))
+        channel.send_message(back_fd, Done())
+        return
+    try:
+        serve(cfg, in_fd, back_fd, settings)
+    finally:
+        os.close(back_fd)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,1 @@
+"""What each agent is doing now: its states, the watcher that records them, notifications, `supervise ps`."""

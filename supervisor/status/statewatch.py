@@ -1,0 +1,70 @@
+"""Following what the agent is doing, in the recorder process: the state tracker (states.py)
+fed by the render thread's frames and by events, its changes written for `supervise ps`, the
+events they mean (`limit_cleared`) recorded, and the user told (notify.py).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from ..detection import limits
+from . import states
+from ..channel import Terminal
+from ..config import Notify
+from ..detection.detector import Detector
+from ..store.events import EventSink
+from .notify import Notices, Runner
+
+
+class StateWatch:
+    def __init__(self, sink: EventSink, started_wall: float | None, session: dict, notify: Notify,
+                 fail: Callable[[str, BaseException], None], send: Callable[[Terminal], None]):
+        self.sink = sink
+        self.started_wall = started_wall
+        self.session = session  # id, name, agent: for the notices' placeholders
+        self.tracker = states.Tracker()
+        self.notices = Notices(notify)
+        self.runner = Runner(notify, fail) if notify.command else None
+        self.terminal = notify.terminal  # bell, osc or off
+        self._send = send  # to the PTY loop, which writes to the user's terminal
+        self._lock = threading.Lock()  # events come from several threads, frames from the render thread
+
+    def on_event(self, kind: str, t: float, detail: dict) -> None:
+        with self._lock:
+            self.tracker.event(kind, t, detail)
+            state = self.tracker.detail_changed()
+        if state is not None:
+            self._publish(state, t)
+
+    def on_frame(self, t: float, screen: list[str], detector: Detector) -> None:
+        with self._lock:
+            state, events = self.tracker.frame(t, detector.idle, detector.busy, detector.dialog_up(screen), detector.context_left)
+            notice = self.notices.change(state) if state is not None else None
+        for kind, detail in events:
+            self.sink.emit(kind, t, detail, "screen")
+        if state is None:
+            return
+        self._publish(state, t)
+        if notice is None:
+            return
+        values = {**self.session, "state": notice, "reset_at": state.detail.get("reset_at")}
+        if self.runner is not None:
+            self.runner.notify(values)
+        if self.terminal != "off":
+            self._send(Terminal(self.terminal, notice_text(values)))
+
+
+    def _publish(self, state: states.State, t: float) -> None:
+        wall = (self.started_wall or time.time() - t) + state.since
+        self.sink.set_state(state.name, datetime.fromtimestamp(wall, timezone.utc).isoformat(timespec="milliseconds"), state.detail)
+
+
+def notice_text(values: dict) -> str:
+    """A notice as one line: `parser-work (claude): limited until 16:21`."""
+    who = values.get("name") or values["id"]
+    at = limits.parse_time(values.get("reset_at"))
+    until = f" until {at.astimezone():%H:%M}" if at else ""
+    return f"supervise: {who} ({values.get('agent') or 'agent'}) {values['state']}{until}"

@@ -1,0 +1,1 @@
+"""The database: sessions, their events and contexts, its migrations, and browsing it in Datasette."""

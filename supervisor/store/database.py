@@ -1,0 +1,305 @@
+"""The SQLite store: sessions and their events.
+
+The schema is the ordered, named migrations in `migrations.py`, applied whenever the
+database opens, so a database written by an older supervise is upgraded in place. WAL mode
+lets Datasette read while a supervisor writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import paths
+from .migrations import apply as _apply_migrations
+from ..errors import SuperviseError
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+# Lower-case letters and digits without the look-alikes 0/o, 1/l/i: easy to read aloud and type.
+ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
+ID_LENGTH = 6
+
+ACTIVE, COMPLETED, FAILED, INTERRUPTED = "active", "completed", "failed", "interrupted"
+
+def utcnow() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def new_id() -> str:
+    # os.urandom with rejection, as secrets.choice does (importing secrets costs 4 ms of start-up)
+    while True:
+        picks = [b for b in os.urandom(ID_LENGTH * 2) if b < 256 // len(ID_ALPHABET) * len(ID_ALPHABET)]
+        if len(picks) >= ID_LENGTH:
+            return "".join(ID_ALPHABET[b % len(ID_ALPHABET)] for b in picks[:ID_LENGTH])
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    detail: Mapping[str, Any]
+    offset: float
+    time: str
+
+
+class _Connection(sqlite3.Connection):
+    """Every write transaction takes the write lock before it reads. A deferred one (plain
+    `BEGIN`, as sqlite-utils' inserts open theirs) reads the schema first, and if another
+    process commits in between, SQLite fails it at once with "database is locked", no busy
+    wait: 9 of 10 processes lost their first insert when started together, and 8 of 10 busy
+    sessions lost events. `isolation_level` covers the sqlite3 module's own BEGINs."""
+
+    def execute(self, sql, *args):
+        if sql.strip().rstrip(";").upper() == "BEGIN":
+            sql = "BEGIN IMMEDIATE"
+        return super().execute(sql, *args)
+
+
+class Store:
+    """One connection to the database. Use one Store per thread (sqlite3 connections are not shared).
+
+    Its own queries are plain sqlite3: sqlite-utils (`self.db`, for the modules that build
+    rows with it) is loaded on first use, as its import costs 40-45 ms of every command."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        paths.ensure_private_dir(self.path.parent)
+        existed = self.path.exists()
+        try:
+            self.conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False, isolation_level="IMMEDIATE",
+                                        factory=_Connection)
+            if not existed:
+                os.chmod(self.path, 0o600)
+            if self.conn.execute("pragma journal_mode").fetchone()[0] != "wal":
+                self.conn.execute("pragma journal_mode = wal")
+            _apply_migrations(self.conn)
+        except sqlite3.DatabaseError as exc:
+            raise SuperviseError(
+                f"database {self.path} is unreadable: {exc}",
+                f"move it aside (mv '{self.path}' '{self.path}.corrupt') and run again",
+            ) from exc
+        except sqlite3.OperationalError as exc:  # pragma: no cover - subclass of DatabaseError
+            raise SuperviseError(f"cannot open database {self.path}: {exc}") from exc
+        self._db = None
+
+    @classmethod
+    def open_default(cls, env: Mapping[str, str] | None = None) -> "Store":
+        return cls(paths.db_path(env))
+
+    @property
+    def db(self) -> "sqlite_utils.Database":
+        """sqlite-utils over the same connection."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _rows(self, sql: str, params: Any = ()) -> list[dict]:
+        cursor = self.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def _insert(self, table: str, record: Mapping[str, Any]) -> int:
+        with self.conn:
+            return self._insert_now(table, record)
+
+    def _insert_now(self, table: str, record: Mapping[str, Any]) -> int:
+        """The insert within the transaction that is open."""
+        columns = ", ".join(f'"{k}"' for k in record)
+        return self.conn.execute(f'insert into "{table}" ({columns}) values ({", ".join("?" * len(record))})', list(record.values())).lastrowid
+
+    def _update(self, table: str, key: Any, fields: Mapping[str, Any]) -> None:
+        if not fields:
+            return
+        assignments = ", ".join(f'"{k}" = ?' for k in fields)
+        with self.conn:
+            self.conn.execute(f'update "{table}" set {assignments} where id = ?', [*fields.values(), key])
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def create_session(self, session_id: str | None = None, **fields: Any) -> dict:
+        """A new session row; `session_id` if one was chosen beforehand (the agent already
+        runs with it in its environment), else a new one."""
+        record = {"id": session_id or self.free_id(), "started": utcnow(), "status": ACTIVE, **fields}
+        if isinstance(record.get("argv"), (list, tuple)):
+            record["argv"] = json.dumps(list(record["argv"]))
+        if isinstance(record.get("options"), dict):
+            record["options"] = json.dumps(record["options"])
+        self._insert("sessions", record)
+        return self.get_session(record["id"])
+
+    def free_id(self) -> str:
+        """An id no session has yet."""
+        for _ in range(20):
+            candidate = new_id()
+            if not self.conn.execute("select 1 from sessions where id = ?", [candidate]).fetchone():
+                break
+        return candidate
+
+    def update_session(self, session_id: str, **fields: Any) -> None:
+        self._update("sessions", session_id, fields)
+
+    def finish_session(self, session_id: str, status: str, exit_code: int | None) -> None:
+        self.update_session(session_id, status=status, exit_code=exit_code, ended=utcnow())
+
+    def get_session(self, session_id: str) -> dict:
+        rows = self._rows("select * from sessions where id = ?", [session_id])
+        if not rows:
+            raise SuperviseError(f"no session {session_id}", "run `supervise sessions` to list ids")
+        return _decode_session(rows[0])
+
+    def sessions(self, limit: int | None = None) -> list[dict]:
+        """The newest `limit` sessions (all with None), newest first."""
+        self.mark_dead_sessions()
+        rows = self._rows("select * from sessions order by started desc, rowid desc limit ?", [-1 if limit is None else limit])
+        return [_decode_session(r) for r in rows]
+
+    def count_sessions(self) -> int:
+        return self.conn.execute("select count(*) from sessions").fetchone()[0]
+
+    def resolve(self, prefix: str) -> dict:
+        """Find a session by any unique prefix of its id."""
+        prefix = prefix.strip().lower()
+        if not prefix:
+            raise SuperviseError("empty session id", "run `supervise sessions` to list ids")
+        rows = self._rows(
+            "select id from sessions where id like ? escape '\\' order by started desc",
+            [prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"],
+        )
+        if not rows:
+            raise SuperviseError(f"no session matches '{prefix}'", "run `supervise sessions` to list ids")
+        if len(rows) > 1 and not any(r["id"] == prefix for r in rows):
+            ids = ", ".join(r["id"] for r in rows[:5])
+            raise SuperviseError(
+                f"'{prefix}' is ambiguous: it matches {len(rows)} sessions ({ids})",
+                "type more characters of the id",
+            )
+        self.mark_dead_sessions()
+        return self.get_session(rows[0]["id"] if len(rows) == 1 else prefix)
+
+    def latest(self) -> dict:
+        self.mark_dead_sessions()
+        rows = self._rows("select id from sessions order by started desc, rowid desc limit 1")
+        if not rows:
+            raise SuperviseError("there are no sessions yet", "start one with `supervise -- CMD`")
+        return self.get_session(rows[0]["id"])
+
+    def children(self, session_id: str) -> list[dict]:
+        return [_decode_session(r) for r in self._rows("select * from sessions where parent_id = ? order by started", [session_id])]
+
+    def mark_dead_sessions(self) -> None:
+        """A session whose supervisor process is gone (killed, crashed) is `interrupted`, not `active`."""
+        for session_id, pid in self.conn.execute("select id, pid from sessions where status = ?", [ACTIVE]).fetchall():
+            if not supervisor_alive(pid):
+                self.update_session(session_id, status=INTERRUPTED)
+
+    def set_state(self, session_id: str, state: str, since: str, detail: Mapping[str, Any]) -> None:
+        self.update_session(session_id, state=state, state_since=since, state_detail=json.dumps(dict(detail), ensure_ascii=False))
+
+    def running(self) -> list[dict]:
+        """The sessions whose supervisor is alive, newest first."""
+        self.mark_dead_sessions()
+        rows = self._rows("select * from sessions where status = ? order by started desc, rowid desc", [ACTIVE])
+        return [_decode_session(r) for r in rows]
+
+    # -- events -----------------------------------------------------------------------------
+
+    def add_event(self, session_id: str, event: Event) -> int:
+        return self._insert("events", _event_row(session_id, event))
+
+    def update_event_detail(self, event_id: int, detail: Mapping[str, Any]) -> None:
+        self._update("events", event_id, {"detail": json.dumps(dict(detail), ensure_ascii=False)})
+
+    # -- contexts -------------------------------------------------------------------------------
+
+    def add_context(self, session_id: str, render: Callable[[int], str], **fields: Any) -> dict:
+        """Store a context as the session's next round (1, 2, ...); `render(round)` gives its
+        prompt. Round and prompt are decided in one write transaction, so two processes
+        making a round of one session at once (a `resume` during the session-end context)
+        each get their own round and each prompt names its own."""
+        with self.conn:
+            self.conn.execute("begin immediate")  # the round is ours until the commit (a select alone opens no transaction)
+            row = self.conn.execute("select coalesce(max(round), 0) + 1 from contexts where session_id = ?", [session_id]).fetchone()
+            record = {"session_id": session_id, "round": row[0], "created": utcnow(), **fields, "prompt": render(row[0])}
+            if not isinstance(record.get("context"), str):
+                record["context"] = json.dumps(record["context"], ensure_ascii=False)
+            self._insert_now("contexts", record)
+        return self.latest_context(session_id)
+
+    def latest_context(self, session_id: str) -> dict | None:
+        rows = self._rows("select * from contexts where session_id = ? order by round desc limit 1", [session_id])
+        return _decode_context(rows[0]) if rows else None
+
+    def contexts(self, session_id: str) -> list[dict]:
+        return [_decode_context(r) for r in self._rows("select * from contexts where session_id = ? order by round", [session_id])]
+
+    def prompts(self, session_id: str, last: int) -> list[tuple[str, dict]]:
+        """(prompt, context) of the session's latest `last` rounds, oldest first."""
+        rows = self.conn.execute("select prompt, context from contexts where session_id = ? order by round desc limit ?", [session_id, last]).fetchall()
+        return [(prompt, json.loads(context) if context else {}) for prompt, context in reversed(rows)]
+
+    def events(self, session_id: str) -> list[dict]:
+        out = []
+        for row in self._rows("select * from events where session_id = ? order by offset, id", [session_id]):
+            row["detail"] = json.loads(row["detail"]) if row["detail"] else {}
+            out.append(row)
+        return out
+
+
+def _event_row(session_id: str, e: Event) -> dict:
+    return {
+        "session_id": session_id,
+        "time": e.time,
+        "offset": round(e.offset, 6),
+        "kind": e.kind,
+        "detail": json.dumps(dict(e.detail), ensure_ascii=False),
+    }
+
+
+def _decode_context(row: Mapping[str, Any]) -> dict:
+    out = dict(row)
+    out["context"] = json.loads(out["context"]) if out.get("context") else {}
+    return out
+
+
+def _decode_session(row: Mapping[str, Any]) -> dict:
+    out = dict(row)
+    try:
+        out["argv"] = json.loads(out["argv"]) if out.get("argv") else []
+    except ValueError:
+        out["argv"] = []
+    for key in ("options", "state_detail"):
+        try:
+            out[key] = json.loads(out[key]) if out.get(key) else {}
+        except ValueError:
+            out[key] = {}
+    return out
+
+
+def supervisor_alive(pid: int | None) -> bool:
+    """Is `pid` a live supervise process? A reused pid that runs something else counts as dead."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc (macOS): trust kill(0)
+    # A zombie has an empty cmdline: dead for our purposes.
+    return b"supervis" in cmdline
