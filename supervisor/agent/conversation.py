@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from ..contexts.digest import estimate_tokens
 from ..store.database import Event, Store, utcnow
 
-
 SUMMARY_HEAD = "[The conversation so far was compacted into this summary. Continue the task from its current state.]\n\n"
 PREVIEW = 200  # characters of a pruned output's head and of its tail the model still sees
 

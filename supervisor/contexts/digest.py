@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..detection import userturns
 from ..config import DEFAULT_BUDGET
-from ..detection.patterns import PatternSet
+from ..detection import userturns
 from ..detection.lines import shape
+from ..detection.patterns import PatternSet
 from ..detection.transcript import user_text
 
 SHARES = {"request": 0.15, "salient": 0.45, "recent": 0.40}

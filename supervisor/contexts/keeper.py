@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..recording import logindex
 from ..config import CONTEXT_FRESH, Settings
 from ..detection.patterns import PatternSet
+from ..recording import logindex
 from ..store.database import Store
 
 _STOP = object()

@@ -12,15 +12,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from ..detection import echoes, patterns, transcript, userturns
 from ..config import Settings, Summary
+from ..detection import echoes, patterns, transcript, userturns
+from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
 from ..recording.export import text_lines
-from ..detection.patterns import PatternSet
+from ..redact import redact, redact_data
 from ..store.database import COMPLETED, FAILED, Store
 from . import digest, schema, summarizer
-from ..redact import redact, redact_data
-
 
 # Bytes of the previous round's text read again: the recent activity keeps its lead-in.
 OVERLAP = 16_384

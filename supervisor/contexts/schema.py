@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import string
 
-from .digest import FILE_RX, SALIENT, Digest, estimate_tokens
 from ..plaintext import plain
+from .digest import FILE_RX, SALIENT, Digest, estimate_tokens
 
 LIST_FIELDS = ("completed_steps", "pending_steps", "key_decisions", "relevant_files", "errors_and_resolutions")
 TEXT_FIELDS = ("original_request", "current_task")

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..config import Summary
+from ..redact import redact
 from . import schema
 from .backends import Answer, Failed, api, choose, claude, codex, gemini
 from .digest import Digest
-from ..redact import redact
 
 SYSTEM = (
     "You keep the memory of a coding session for an AI coding agent whose context gets compacted. "

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 
 from . import echoes, saferegex
-from .patterns import EVENT_OF, STATE_KINDS, Pattern, PatternSet
 from .lines import is_update, shape
+from .patterns import EVENT_OF, STATE_KINDS, Pattern, PatternSet
 
 LOOKS_RELATED = re.compile(r"compact|compress|context|summari[sz]", re.IGNORECASE)
 RELATED_WORDS = ("compact", "compress", "context", "summari")  # the same test, as substrings

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import saferegex
 from ..config import config_dir
 from ..errors import SuperviseError
+from . import saferegex
 
 EVENT_KINDS = (
     "compaction_started",

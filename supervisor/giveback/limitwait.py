@@ -18,8 +18,8 @@ import itertools
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..detection import limits
 from ..config import Limits
+from ..detection import limits
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path

@@ -6,11 +6,11 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import asciicast
 from ..config import DEFAULT_EMULATOR
-from .emulator import make
 from ..errors import SuperviseError
 from ..store.database import COMPLETED, FAILED, Store
+from . import asciicast
+from .emulator import make
 from .textlog import Frame, TextLog
 
 FORMATS = ("text", "cast", "json")

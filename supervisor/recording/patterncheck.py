@@ -11,11 +11,11 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import asciicast
 from ..detection.detector import Detection, Detector
-from ..errors import SuperviseError
-from .export import replay
 from ..detection.patterns import PatternSet
+from ..errors import SuperviseError
+from . import asciicast
+from .export import replay
 
 
 def is_cast(path: Path) -> bool:

@@ -25,11 +25,11 @@ from datetime import datetime
 from pathlib import Path
 
 from ..detection import limits, patterns
-from . import emulator as emulators
-from ..plaintext import no_controls
 from ..detection.detector import Detector
-from ..errors import SuperviseError
 from ..detection.patterns import PatternSet
+from ..errors import SuperviseError
+from ..plaintext import no_controls
+from . import emulator as emulators
 from .textlog import TextLog
 
 _STOP = object()

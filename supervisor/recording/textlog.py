@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .emulator import Emulator
 from ..detection.lines import Line, Waiting, is_update, shape
+from .emulator import Emulator
 
 # Entering or leaving the alternate screen (vim, less, full-screen TUIs).
 _ALT_SWITCH = re.compile(r"\x1b\[\?(?:1049|1047|47)([hl])")

@@ -29,16 +29,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import channel, config, paths
-from ..detection import transcript
-from ..recording import asciicast, logindex
-from ..channel import Compacted, Error, Injected, Message, Modes, Done, Note, RecorderConfig
-from ..contexts.schema import quoted
-from ..store.events import EventSink
-from ..giveback.delivery import GiveBack
+from ..channel import Compacted, Done, Error, Injected, Message, Modes, Note, RecorderConfig
 from ..contexts.keeper import ContextKeeper, Session as KeeperSession
+from ..contexts.schema import quoted
+from ..detection import transcript
+from ..giveback.delivery import GiveBack
+from ..recording import asciicast, logindex
 from ..recording.render import Renderer
 from ..status.statewatch import StateWatch
 from ..store.database import ACTIVE, INTERRUPTED, Store
+from ..store.events import EventSink
 from ..terminal.termmodes import ModeTracker
 
 # Output chunks closer together than this become one .cast event: the same replay to the

@@ -18,17 +18,16 @@ from pathlib import Path
 from ptyprocess import PtyProcess
 
 from .. import paths
-from ..detection import transcript
-from ..giveback import claude
-from ..terminal import tty
-from ..giveback.hook import SOCKET_ENV
-from ..detection import patterns
+from ..channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, Outbox, RecorderConfig
+from ..detection import patterns, transcript
 from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
-from ..channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, Outbox, RecorderConfig
-from ..store.events import EventSink
-from ..terminal.pty_loop import PtyLoop
+from ..giveback import claude
+from ..giveback.hook import SOCKET_ENV
 from ..store.database import COMPLETED, FAILED, INTERRUPTED, Store, supervisor_alive, utcnow
+from ..store.events import EventSink
+from ..terminal import tty
+from ..terminal.pty_loop import PtyLoop
 
 # The agent's session leader, so that Ctrl-Z works in the agent (see jobshell.py).
 JOBSHELL = str(Path(__file__).resolve().parent.parent / "terminal" / "jobshell.py")

@@ -10,12 +10,12 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from ..detection import limits
-from . import states
 from ..channel import Terminal
 from ..config import Notify
+from ..detection import limits
 from ..detection.detector import Detector
 from ..store.events import EventSink
+from . import states
 from .notify import Notices, Runner
 
 

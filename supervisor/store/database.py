@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
-from .migrations import apply as _apply_migrations
 from ..errors import SuperviseError
+from .migrations import apply as _apply_migrations
 
 if TYPE_CHECKING:
     import sqlite_utils

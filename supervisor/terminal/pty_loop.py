@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 from ptyprocess import PtyProcess
 
-from . import tty
 from ..channel import Inbox, Inject, Message, Note, Outbox, Terminal
+from . import tty
 from .keys import KeyWatch
 from .termwrite import TermWriter
 

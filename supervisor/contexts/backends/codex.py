@@ -45,7 +45,6 @@ It reports tokens (`turn.completed.usage`) but no cost: a login's use is not pri
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 import tomllib

@@ -1,0 +1,176 @@
+"""Reading what was recorded: `sessions`, `ps`, `show`, `export`, `summarize`, `context`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .. import paths
+from ..errors import SuperviseError
+from ..plaintext import json_rows, json_text, plain
+from .shared import BACKEND_HELP, local_time, open_store
+
+SESSIONS_SHOWN = 50  # `supervise sessions` without --all: a screenful or two, not thousands of lines
+
+
+def sessions(
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
+    limit: int = typer.Option(SESSIONS_SHOWN, "--limit", "-n", min=1, help="Show the newest N sessions."),
+    show_all: bool = typer.Option(False, "--all", "-a", help="Show every session."),
+) -> None:
+    """List sessions, newest first."""
+    store = open_store()
+    rows = store.sessions(None if show_all else limit)
+    if as_json:
+        typer.echo(json_rows(rows))
+    elif not rows:
+        typer.echo("No sessions yet. Start one with: supervise -- COMMAND")
+    else:
+        lines = [f"{'ID':<8} {'STATUS':<12} {'STARTED':<17} {'EXIT':>4}  {'AGENT':<10} COMMAND"]
+        for r in rows:
+            exit_code = "" if r["exit_code"] is None else str(r["exit_code"])
+            label = plain(r["command"] if not r["name"] else f"{r['name']}: {r['command']}", newlines=False)
+            lines.append(f"{r['id']:<8} {r['status']:<12} {local_time(r['started']):<17} {exit_code:>4}  {(r['agent'] or '')[:10]:<10} {label}")
+        typer.echo("\n".join(lines))
+    if not show_all and len(rows) == limit and (total := store.count_sessions()) > limit:
+        typer.echo(f"supervise: the newest {limit:,} of {total:,} sessions (--all for every one, --limit N for more)", err=True)
+
+
+def ps(
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
+    watch: bool = typer.Option(False, "--watch", help="Show it again every --interval seconds until Ctrl-C."),
+    interval: float = typer.Option(1.0, "--interval", min=0.1, help="Seconds between two views with --watch."),
+) -> None:
+    """Every running session and what its agent is doing, newest first: working, waiting at its prompt, permission (a dialog waits for you), compacting, limited until a time, or starting."""
+    import time
+
+    from ..status import ps as listing
+
+    store = open_store()
+    try:
+        while True:
+            items = listing.rows(store)
+            text = json_text(items) if as_json else "\n".join(listing.table(items))
+            if watch and not as_json and sys.stdout.isatty():
+                text = "\x1b[H\x1b[2J" + text  # the view redrawn in place
+            typer.echo(text)
+            if not watch:
+                return
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        return
+    finally:
+        store.close()
+
+
+def show(
+    session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Show one session with its events, its context rounds and related sessions."""
+    from ..recording.export import session_json
+
+    store = open_store()
+    data = session_json(store, store.resolve(session_id))
+    data["contexts"] = [{k: c[k] for k in CONTEXT_KEYS} for c in store.contexts(data["id"])]
+    if as_json:
+        typer.echo(json_text(data))
+        return
+    for key in ("id", "name", "status", "command", "agent", "agent_session_id", "cwd", "started", "ended", "exit_code", "cast_path", "log_path"):
+        if data.get(key) is not None:
+            typer.echo(f"{key + ':':<18}{plain(str(data[key]), newlines=False)}")
+    if data.get("parent_id"):
+        typer.echo(f"{'parent:':<18}{data['parent_id']}")
+    if data["children"]:
+        typer.echo(f"{'children:':<18}{', '.join(data['children'])}")
+    typer.echo(f"events ({len(data['events'])}):")
+    for e in data["events"]:
+        detail = json_text(e["detail"], indent=None) if e["detail"] else ""
+        typer.echo(f"  {e['offset']:>9.3f}s  {e['kind']:<20} {detail}")
+    if data["contexts"]:
+        typer.echo(f"contexts ({len(data['contexts'])}):")
+        for c in data["contexts"]:
+            typer.echo(f"  round {c['round']:<3} {local_time(c['created'])}  {c['trigger']:<20} {_context_origin(c)}")
+
+
+# What `show` tells of each context round (the prompt itself: `supervise context`).
+CONTEXT_KEYS = ("round", "created", "trigger", "source", "backend", "model", "error", "input_tokens", "output_tokens", "cost_usd")
+
+
+def _context_origin(c: dict) -> str:
+    """`model via claude (claude-haiku-4-5), 3400+420 tokens, $0.0055`, or the heuristic and why."""
+    via = f" via {c['backend']}" if c.get("backend") and c["backend"] != c["source"] else ""
+    if c["source"] != "model":
+        return plain(f"{c['source']}{via}" + (f": {c['error']}" if c.get("error") else ""), newlines=False)
+    used = f", {c['input_tokens'] or 0}+{c['output_tokens'] or 0} tokens" if c.get("input_tokens") or c.get("output_tokens") else ""
+    cost = f", ${c['cost_usd']:.4f}" if c.get("cost_usd") is not None else ""
+    return plain(f"model{via} ({c['model'] or '?'}){used}{cost}", newlines=False)
+
+
+def export(
+    session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text (the text log), cast (the asciicast recording) or json."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE instead of stdout."),
+    redact: bool = typer.Option(False, "--redact", help="Mask secrets (API keys, tokens, passwords, private keys)."),
+) -> None:
+    """Export a session as a text log, the raw asciicast recording, or JSON."""
+    from ..recording.export import FORMATS, export as export_session
+
+    if fmt not in FORMATS:
+        raise SuperviseError(f"unknown format '{fmt}'", f"use one of: {', '.join(FORMATS)}", exit_code=2)
+    store = open_store()
+    chunks = export_session(store, store.resolve(session_id), fmt, redact=redact)
+    if output is None:
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+        return
+    first = next(chunks, "")  # resolve errors before creating the file
+    try:
+        with paths.open_private(output, "w", encoding="utf-8") as fh:
+            fh.write(first)
+            for chunk in chunks:
+                fh.write(chunk)
+    except OSError as exc:
+        raise SuperviseError(f"cannot write {output}: {exc.strerror or exc}") from exc
+
+
+def summarize(
+    session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the summary (default claude-haiku-4-5)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Anthropic API base URL."),
+    budget: Optional[int] = typer.Option(None, "--budget", help="Digest budget in tokens (default 24000)."),
+    summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
+) -> None:
+    """Summarize a session now into its next context round, and print the context prompt."""
+    from .. import config
+    from ..contexts import rounds
+
+    settings = config.load(model=model, base_url=base_url, budget=budget, backend=summary_backend)
+    store = open_store()
+    session = store.resolve(session_id)
+    row = rounds.make(store, session, "manual", settings)
+    how = row["source"] + (f" ({row['error']})" if row["error"] else f" ({row['model']})")
+    cost = f", ${row['cost_usd']:.4f}" if row["cost_usd"] is not None else ""
+    typer.echo(f"supervise: round {row['round']} for session {session['id']} from the {how}, backend {row['backend']}; "
+               f"digest {row['digest_tokens']} tokens{cost}", err=True)
+    typer.echo(plain(row["prompt"]))
+
+
+def context_cmd(
+    session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole context record as JSON."),
+) -> None:
+    """Print the latest context prompt of a session."""
+    store = open_store()
+    session = store.resolve(session_id)
+    row = store.latest_context(session["id"])
+    if row is None:
+        raise SuperviseError(f"session {session['id']} has no context yet", f"make one with `supervise summarize {session['id']}`")
+    if as_json:
+        typer.echo(json_text(row))
+        return
+    typer.echo(f"supervise: round {row['round']} of session {session['id']} ({row['trigger']}): {_context_origin(row)}", err=True)
+    typer.echo(plain(row["prompt"]))

@@ -1,0 +1,42 @@
+"""What the command modules share: the store they read, times as the user reads them, the usage."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+
+from ..store.database import Store
+
+
+def open_store() -> Store:
+    return Store.open_default()
+
+
+def local_time(iso: str | None) -> str:
+    if not iso:
+        return ""
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso
+
+
+# `run`, `resume` and `summarize` take it alike.
+BACKEND_HELP = ("Who makes the session contexts: auto (default: the API with a key, else Claude Code or Codex on your own "
+                "login (the session's own agent first), else the heuristic), api, claude, codex, gemini, heuristic.")
+
+MOST_USED = (
+    ("supervise -- claude", "run an agent (claude, codex, gemini, opencode, aider, ...) under the supervisor"),
+    ("supervise ps", "what each running agent is doing"),
+    ("supervise sessions", "the recorded sessions, newest first"),
+    ("supervise resume ID", "carry on a session (--with AGENT: hand it to another agent)"),
+    ("supervise context ID", "the latest context prompt of a session"),
+)
+
+
+def usage_no_command() -> None:
+    print("Usage: supervise [OPTIONS] -- AGENT [ARGS]...  |  supervise COMMAND [ARGS]...\n\nMost used:", file=sys.stderr)
+    for command, what in MOST_USED:
+        print(f"  {command:<22} {what}", file=sys.stderr)
+    print("\nsupervise: no command given (hint: `supervise -- claude`, or `supervise --help` for every command)", file=sys.stderr)
+    sys.exit(2)
