@@ -14,7 +14,7 @@ from conftest import run_cli
 from fakeapi import FakeAnthropic
 from helpers import spawn
 from supervisor.detection import patterns
-from supervisor.doctor import checks as doctor
+from supervisor.doctor import agents, services
 
 KEY = "sk-ant-api03-" + "Zq7" * 30 + "wxyz"
 
@@ -55,27 +55,27 @@ def fix_after(out: str, name: str) -> str:
     ("Usage: thing [options]\n", None),
 ])
 def test_the_version_is_read_from_what_each_agent_prints(printed, version):
-    assert doctor.parse_version(printed) == version
+    assert agents.parse_version(printed) == version
 
 
 def test_an_installed_version_is_compared_with_the_versions_the_shipped_patterns_were_seen_on(tmp_path):
     sets = patterns.load_all(env={"SUPERVISE_CONFIG": str(tmp_path)})
-    claude = doctor.verified_versions(sets["claude"])
+    claude = agents.verified_versions(sets["claude"])
     assert {"2.1.197", "2.1.330"} <= set(claude)  # "2.1.330 binary" counts as 2.1.330
-    assert doctor.verified_versions(sets["codex"]) == ["0.169.0"]
-    assert doctor.agent_verdict("claude", "/bin/claude", "2.1.330 (Claude Code)", None, claude).status == "ok"
-    assert doctor.agent_verdict("claude", "/bin/claude", "1.0.44 (Claude Code)", None, ["1.0.x", "2.1.330"]).status == "ok"
-    newer = doctor.agent_verdict("codex", "/bin/codex", "codex-cli 0.170.0", None, ["0.169.0"])
+    assert agents.verified_versions(sets["codex"]) == ["0.169.0"]
+    assert agents.agent_verdict("claude", "/bin/claude", "2.1.330 (Claude Code)", None, claude).status == "ok"
+    assert agents.agent_verdict("claude", "/bin/claude", "1.0.44 (Claude Code)", None, ["1.0.x", "2.1.330"]).status == "ok"
+    newer = agents.agent_verdict("codex", "/bin/codex", "codex-cli 0.170.0", None, ["0.169.0"])
     assert (newer.status, newer.detail) == ("warn", "/bin/codex: patterns verified on 0.169.0; you have 0.170.0")
     assert "supervise patterns check" in newer.fix
-    assert doctor.agent_verdict("aider", None, None, None, ["0.86.2"]).status == "warn"
-    slow = doctor.agent_verdict("aider", "/bin/aider", None, "did not answer in 15 s", ["0.86.2"])
+    assert agents.agent_verdict("aider", None, None, None, ["0.86.2"]).status == "warn"
+    slow = agents.agent_verdict("aider", "/bin/aider", None, "did not answer in 15 s", ["0.86.2"])
     assert slow.status == "warn" and "did not answer" in slow.detail
 
 
 def test_a_key_is_shown_masked_only():
-    assert doctor.mask(KEY) == "sk-ant-…wxyz"
-    assert doctor.mask("short-key") == "…"
+    assert services.mask(KEY) == "sk-ant-…wxyz"
+    assert services.mask("short-key") == "…"
 
 
 def test_docker_errors_from_the_real_sdk_name_the_fix(tmp_path):
@@ -86,13 +86,13 @@ def test_docker_errors_from_the_real_sdk_name_the_fix(tmp_path):
             docker.DockerClient(base_url=host, timeout=5).ping()
         return str(caught.value)
 
-    missing = doctor.docker_unreachable(error(f"unix://{tmp_path}/none.sock"))
+    missing = services.docker_unreachable(error(f"unix://{tmp_path}/none.sock"))
     assert missing.status == "warn" and "apt install docker.io" in missing.fix
     dead = tmp_path / "dead.sock"  # a socket file nothing listens on: a stopped daemon
     s = socket.socket(socket.AF_UNIX)
     s.bind(str(dead))
     s.close()
-    stopped = doctor.docker_unreachable(error(f"unix://{dead}"))
+    stopped = services.docker_unreachable(error(f"unix://{dead}"))
     assert stopped.status == "warn" and "not running" in stopped.detail and "systemctl start docker" in stopped.fix
 
 

@@ -40,19 +40,20 @@ def browse(
 def doctor(as_json: bool = typer.Option(False, "--json", help="Print a JSON array.")) -> None:
     """Check the terminal, data directory, database, pattern files, agent CLIs, hook, API key,
     Docker and Datasette: each ok, warn or problem (with the fix); exit 1 on a problem."""
-    from ..doctor import checks as checkup
+    from ..doctor import report
+    from ..doctor.checks import run_all
 
     checks = []
-    for check in checkup.run_all():
+    for check in run_all():
         checks.append(check)
         if not as_json:
-            for line in checkup.lines(check):
+            for line in report.lines(check):
                 typer.echo(line)
     if as_json:
-        typer.echo(json_text([checkup.as_dict(c) for c in checks]))
+        typer.echo(json_text([report.as_dict(c) for c in checks]))
     else:
-        typer.echo(checkup.summary(checks), err=True)
-    raise typer.Exit(1 if checkup.broken(checks) else 0)
+        typer.echo(report.summary(checks), err=True)
+    raise typer.Exit(1 if report.broken(checks) else 0)
 
 
 def db_path() -> None:

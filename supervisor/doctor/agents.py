@@ -1,0 +1,99 @@
+"""The agent CLIs: each one's version against the versions its pattern file was verified on."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping
+
+from ..detection import patterns
+from ..plaintext import plain
+from .report import Check
+
+VERSION_TIMEOUT = {"aider": 15.0}  # seconds for `CMD --version`; aider imports a lot first
+DEFAULT_VERSION_TIMEOUT = 5.0
+# `CMD --version` must not look for updates or phone home.
+QUIET_ENV = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NO_UPDATE_NOTIFIER": "1",
+             "AIDER_CHECK_UPDATE": "false", "NO_COLOR": "1"}
+
+VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?!\w)")
+SEEN_VERSION = re.compile(r"\d+(?:\.(?:\d+|x))+")
+
+
+def parse_version(output: str) -> str | None:
+    """The version in what `CMD --version` printed: `2.1.330 (Claude Code)`, `codex-cli
+    0.169.0`, `aider 0.86.2`, `0.61.0`."""
+    m = VERSION.search(plain(output))
+    return m.group(1) if m else None
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in re.match(r"[\dx.]*", version).group().strip(".").split("."))
+
+
+def verified_versions(pattern_set: patterns.PatternSet) -> list[str]:
+    """Every version the set's patterns were seen on (`2.1.197, 2.1.330`, `2.1.330 binary`, `1.0.x`), oldest first."""
+    found = {v for p in pattern_set.patterns for v in SEEN_VERSION.findall(p.seen_on)}
+    return sorted(found, key=_key)
+
+
+def version_matches(installed: str, seen: str) -> bool:
+    """`2.1.330` matches `2.1.330`; `1.0.7` matches `1.0.x`; a pre-release suffix is ignored."""
+    have = re.match(r"\d+(?:\.\d+)*", installed).group().split(".")
+    want = seen.split(".")
+    return len(have) == len(want) and all(w in ("x", h) for h, w in zip(have, want))
+
+
+def agent_verdict(command: str, path: str | None, output: str | None, error: str | None, verified: list[str] | None) -> Check:
+    """`output`: what `CMD --version` printed; `error`: why it printed nothing usable."""
+    if path is None:
+        return Check(command, "warn", f"not found on PATH ({patterns.KNOWN_AGENTS.get(command, command)})")
+    if error is not None:
+        return Check(command, "warn", f"{path}: `{command} --version` {error}", f"check that `{command}` runs on its own")
+    version = parse_version(output or "")
+    if version is None:
+        first = (plain(output or "").strip().splitlines() or ["nothing"])[0][:80]
+        return Check(command, "warn", f"{path}: no version in `{command} --version` ({first})")
+    if not verified:
+        return Check(command, "warn", f"{version} at {path}: no pattern set says which versions it was verified on",
+                     "see `supervise patterns list`")
+    seen = ", ".join(verified)
+    if any(version_matches(version, v) for v in verified):
+        return Check(command, "ok", f"{version} at {path} (patterns verified on {seen})")
+    return Check(command, "warn", f"{path}: patterns verified on {seen}; you have {version}",
+                 "run `supervise patterns check` on a recording of it (sessions/ID/session.cast) to see what is detected, or report it")
+
+
+def version_output(path: str, timeout: float, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(what `PATH --version` printed, None), or (None, what went wrong)."""
+    try:
+        proc = subprocess.Popen([path, "--version"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**env, **QUIET_ENV}, start_new_session=True)
+    except OSError as exc:
+        return None, f"cannot run: {exc.strerror or exc}"
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # with whatever it started (node, a Python)
+        proc.communicate()
+        return None, f"did not answer in {timeout:g} s"
+    text = (out or err).decode(errors="replace")
+    if proc.returncode != 0:
+        reason = (plain(err.decode(errors="replace")).strip().splitlines() or [""])[-1][:120]
+        return None, f"failed (exit {proc.returncode}){': ' + reason if reason else ''}"
+    return text, None
+
+
+def agent(command: str, sets: Mapping[str, patterns.PatternSet], env: Mapping[str, str]) -> Check:
+    path = shutil.which(command, path=env.get("PATH"))
+    chosen = patterns.select(sets, command)
+    verified = verified_versions(chosen) if chosen else None
+    if path is None:
+        return agent_verdict(command, None, None, None, verified)
+    output, error = version_output(path, VERSION_TIMEOUT.get(command, DEFAULT_VERSION_TIMEOUT), env)
+    return agent_verdict(command, path, output, error, verified)
+
+

@@ -1,0 +1,152 @@
+"""What summaries and the built-in agent use: the API, the summary backend, Docker and Datasette."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from .. import config
+from ..errors import SuperviseError
+from .agents import DEFAULT_VERSION_TIMEOUT, VERSION_TIMEOUT, parse_version, version_output
+from .report import REINSTALL, Check
+
+API_TIMEOUT = 10.0
+
+
+# -- the API ------------------------------------------------------------------------------------
+
+def mask(secret: str) -> str:
+    """`sk-ant-…abcd`: enough to tell keys apart, never the key."""
+    prefix = "sk-ant-" if secret.startswith("sk-ant-") else ""
+    return prefix + "…" + (secret[-4:] if len(secret) >= 16 else "")
+
+
+def api(summary: config.Summary, timeout: float = API_TIMEOUT) -> Check:
+    url = summary.base_url or "https://api.anthropic.com"
+    if not summary.has_key:
+        return Check("api", "warn", "no API key: summaries are made through an agent CLI's own login, or by the heuristic "
+                     "(see `summary`)", "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY, or api_key_env in config.toml)")
+    import anthropic
+
+    from ..contexts.backends.api import _client
+
+    secret = summary.api_key or summary.auth_token or ""
+    what = f"key {mask(secret)}" if summary.api_key else f"token {mask(secret)}"
+    key_fix = "check ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY, ANTHROPIC_AUTH_TOKEN) and the base URL"
+    url_fix = "check the base URL (SUPERVISE_SUMMARY_BASE_URL, ANTHROPIC_BASE_URL or base_url in config.toml) and the network"
+    try:
+        _client(replace(summary, timeout=timeout, max_retries=0)).models.list(limit=1)
+        check = Check("api", "ok", f"{what} accepted by {url} (summaries by {summary.model})")
+    except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
+        check = Check("api", "problem", f"{url} refused the {what} ({exc.status_code})", key_fix)
+    except anthropic.NotFoundError:
+        check = Check("api", "warn", f"{url} answers but has no /v1/models: the {what} was not checked", url_fix)
+    except anthropic.APIStatusError as exc:
+        check = Check("api", "warn", f"{url} answered {exc.status_code} to the {what}: try again later", url_fix)
+    except anthropic.APITimeoutError:
+        check = Check("api", "problem", f"no answer from {url} in {timeout:g} s", url_fix)
+    except anthropic.APIConnectionError as exc:
+        check = Check("api", "problem", f"cannot reach {url}: {exc.__cause__ or exc}", url_fix)
+    except anthropic.AnthropicError as exc:  # an answer that is not the API's
+        check = Check("api", "warn", f"{url} gave an odd answer to the {what}: {exc}", url_fix)
+    return replace(check, detail=check.detail.replace(secret, mask(secret))) if secret else check
+
+
+# -- who makes the session contexts -------------------------------------------------------------------
+
+def summary_verdict(backend: str, chose: str, why: str, clis: Mapping[str, tuple[str | None, str | None]]) -> Check:
+    """`backend`: as configured; `chose`, `why`: what it comes to for a session of no agent
+    CLI (a session of one that can summarize asks its own first); `clis`: each agent CLI found
+    here that is a summary backend -> (its version, None if it can summarize headless here,
+    else why not)."""
+    found = "; ".join(f"{name}{' ' + version if version else ''}: {_can_summarize(name) if problem is None else problem}"
+                      for name, (version, problem) in clis.items())
+    detail = f"{backend} → {chose} ({why})" + (f"; {found}" if found else "")
+    if chose == "heuristic" and backend != "heuristic":
+        return Check("summary", "warn", detail + ": contexts are made by the heuristic digest, without a model",
+                     "set ANTHROPIC_API_KEY, or install Claude Code or Codex and log in (`claude`, then /login; `codex login`)")
+    if chose not in ("api", "heuristic") and clis.get(chose, (None, "not found"))[1] is not None:
+        return Check("summary", "warn", detail, f"install or upgrade {chose}, or choose another backend ([summary] backend in config.toml)")
+    return Check("summary", "ok", detail)
+
+
+def _can_summarize(name: str) -> str:
+    from ..contexts.backends import codex
+
+    # What Codex cannot be kept from sending is said here, not hidden.
+    return "headless structured output ok" + (f" ({codex.CAVEAT})" if name == "codex" else "")
+
+
+def summary_backend(env: Mapping[str, str]) -> Check:
+    from ..contexts.backends import choose
+
+    try:
+        cfg = config.load(env).summary
+    except SuperviseError as exc:
+        return Check("summary", "problem", exc.message, exc.hint)
+    clis = {}
+    for name in choose.UNABLE:
+        exe = choose.executable(name, None, env)
+        if exe:
+            output, _ = version_output(exe, VERSION_TIMEOUT.get(name, DEFAULT_VERSION_TIMEOUT), env)
+            clis[name] = (parse_version(output or ""), choose.probe(name, exe, env))
+    choice = choose.resolve(cfg, None, env)
+    return summary_verdict(cfg.backend, choice.backend, choice.why, clis)
+
+
+# -- Docker and Datasette --------------------------------------------------------------------------
+
+def docker_unreachable(error: str) -> Check:
+    """What the Docker SDK's error says is wrong; Docker is for `supervise agent` only."""
+    needed = "only `supervise agent` needs it"
+    if "Permission denied" in error:
+        return Check("docker", "warn", f"no permission on the Docker socket ({needed})",
+                     "add yourself to the docker group: sudo usermod -aG docker $USER, then log in again (or use rootless Docker)")
+    if "No such file or directory" in error or "FileNotFoundError" in error:
+        return Check("docker", "warn", f"no Docker daemon socket: Docker is not installed or DOCKER_HOST is wrong ({needed})",
+                     "install Docker (Debian/Ubuntu: sudo apt install docker.io), or set DOCKER_HOST")
+    if "Connection refused" in error:
+        return Check("docker", "warn", f"the Docker daemon is not running ({needed})", "start it: sudo systemctl start docker (or run dockerd)")
+    return Check("docker", "warn", f"cannot reach the Docker daemon: {error} ({needed})", "start Docker, or set DOCKER_HOST")
+
+
+def docker(timeout: float = 5.0) -> list[Check]:
+    from ..agent.sandbox import DEFAULT_IMAGE
+
+    try:
+        import docker as sdk
+    except ImportError:
+        return [Check("docker", "problem", "the Docker SDK for Python is missing", REINSTALL)]
+    try:
+        client = sdk.from_env(timeout=timeout)
+        client.ping()
+        version = client.version().get("Version", "?")
+    except sdk.errors.DockerException as exc:
+        return [docker_unreachable(str(exc))]
+    try:
+        checks = [Check("docker", "ok", f"Docker {version} answers")]
+        try:
+            client.images.get(DEFAULT_IMAGE)
+            checks.append(Check("image", "ok", f"the sandbox image {DEFAULT_IMAGE} is here"))
+        except sdk.errors.ImageNotFound:
+            checks.append(Check("image", "warn", f"the sandbox image {DEFAULT_IMAGE} is not here yet: pulled on first use",
+                                f"docker pull {DEFAULT_IMAGE} (to fetch it now)"))
+        except sdk.errors.DockerException as exc:
+            checks.append(Check("image", "warn", f"cannot look up {DEFAULT_IMAGE}: {exc}"))
+        return checks
+    finally:
+        client.close()
+
+
+def datasette() -> Check:
+    from importlib import metadata, util
+
+    if util.find_spec("datasette") is None:
+        return Check("datasette", "warn", "not installed: `supervise browse` cannot run",
+                     "pip install 'datasette==0.65.*' into supervise's environment (or reinstall supervise-agents)")
+    version = metadata.version("datasette")
+    if not any(ep.name == "supervise" for ep in metadata.entry_points(group="datasette")):
+        return Check("datasette", "warn", f"{version}, without supervise's plugin: prompts and JSON show raw", REINSTALL)
+    return Check("datasette", "ok", f"{version} with supervise's plugin (`supervise browse`)")
+
+
