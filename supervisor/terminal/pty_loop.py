@@ -10,7 +10,7 @@ loop sleeps in `select` until something happens.
 The recorder may ask the loop to type the session context into the child (`Inject`). The
 loop has the last word, as only it sees the user's keys: it declines while the user is
 typing or has a half-typed line, and holds their keys back while it types, so the two
-never interleave. What it types waits in the same pending-input buffer as the user's keys
+never interleave (typist.py). What it types waits in the same pending-input buffer as the user's keys
 and is written only when the PTY is writable.
 
 Every effect is a parameter (child, fds, outbox, size function), so tests run it with real
@@ -26,14 +26,15 @@ import selectors
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ptyprocess import PtyProcess
 
 from ..channel import Inbox, Inject, Message, Note, Outbox, Terminal
 from . import tty
+from .child import FORWARDED, HANDLED, Outcome, drain_pipe, exit_code_from_status, ignore, signal_groups
 from .keys import KeyWatch
 from .termwrite import TermWriter
+from .typist import Typist
 
 READ_SIZE = 65536
 # After the child exits, grandchildren may still hold the PTY open: read what is already on
@@ -45,33 +46,6 @@ KILL_GRACE = 3.0
 # Output not yet taken by the recorder. Past this, we stop reading the PTY until half of it
 # is gone: a flood (`yes`) then runs at the recorder's pace instead of filling memory.
 BACKLOG_CAP = 16 << 20
-
-# Typing for supervise: Enter goes this long after the text (an Enter inside a burst of
-# input is taken as part of a paste), a little longer for a long text.
-ENTER_DELAY = 0.4
-ENTER_DELAY_PER_KB = 0.05
-RELEASE_AFTER = 0.3  # then the user's held-back keys follow
-
-# SIGTSTP reaches us only from `kill`: a typed Ctrl-Z is a byte to the agent, raw. Either
-# way the agent stops, and we stop with it (`_child_stopped`).
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP)
-HANDLED = (signal.SIGWINCH, signal.SIGCHLD, *FORWARDED)
-
-
-@dataclass
-class Outcome:
-    exit_code: int  # shell convention: 128+N when killed by signal N
-    signal: int | None  # the signal that killed the child, if any
-    interrupted_by: int | None  # a signal we received and forwarded (SIGTERM, SIGHUP...)
-
-
-def exit_code_from_status(status: int) -> tuple[int, int | None]:
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        return 128 + sig, sig
-    if os.WIFEXITED(status):
-        return os.WEXITSTATUS(status), None
-    return 1, None
 
 
 class PtyLoop:
@@ -111,10 +85,7 @@ class PtyLoop:
         self._stdout_ok = stdout_fd is not None
         self._send_eof = False
         self._keys = KeyWatch()
-        self._holding: int | None = None  # the injection in progress: user keys wait
-        self._held = bytearray()
-        self._enter_at: float | None = None  # when to press Enter after the injected text
-        self._release_at: float | None = None  # when the held keys follow
+        self._typist = Typist(self._keys)
         self._term = TermWriter(os.environ.get("TERM", ""))  # our own writes to the user's terminal
 
     # -- the loop -------------------------------------------------------------------------------
@@ -128,7 +99,7 @@ class PtyLoop:
         sig_r, sig_w = os.pipe()
         for fd in (sig_r, sig_w):
             os.set_blocking(fd, False)
-        old_handlers = {s: signal.signal(s, _noop) for s in HANDLED}
+        old_handlers = {s: signal.signal(s, ignore) for s in HANDLED}
         old_wakeup = signal.set_wakeup_fd(sig_w, warn_on_full_buffer=False)
         sel = selectors.DefaultSelector()
         try:
@@ -163,7 +134,7 @@ class PtyLoop:
             now = self.clock()
             if drain_until is not None:
                 timeout = max(0.0, min(DRAIN_QUIET, drain_until - now))
-            due = [at for at in (self._kill_at, self._enter_at, self._release_at) if at is not None]
+            due = [at for at in (self._kill_at, self._typist.next_due()) if at is not None]
             if due:
                 wait = max(0.0, min(due) - now)
                 timeout = wait if timeout is None else min(timeout, wait)
@@ -180,7 +151,7 @@ class PtyLoop:
             if drain_until is not None and (not events or now >= drain_until):
                 return  # child gone and output quiet (or grandchildren keep talking too long)
             if self._kill_at is not None and now >= self._kill_at and self._status is None:
-                self._killpg(signal.SIGKILL)
+                signal_groups(self.proc, signal.SIGKILL)
                 self._kill_at = None
             for key, mask in events:
                 fd = key.fd
@@ -210,8 +181,8 @@ class PtyLoop:
                         inbox_fd = None
                 else:
                     self._read_stdin(sel, now)
-            if self._enter_at is not None or self._release_at is not None:
-                self._run_timers(now)
+            if self._typist.holding is not None:
+                self._type_due(now)
             if self._send_eof and not self._pending:
                 self._send_eof = False
                 self._pending += b"\x04"
@@ -307,43 +278,24 @@ class PtyLoop:
         for wait in cancelled:
             self.outbox.note(now - self.start, Note(wait, "cancelled", why="user typed"))
         self._write_stdout(ours)
-        if self._holding is not None:
-            self._held += data
-        else:
-            self._pending += data
+        self._pending += self._typist.user(data)
         if self.record_input:
             self.outbox.input(now - self.start, data)
 
     # -- typing for supervise ------------------------------------------------------------------
 
     def _inject(self, request: Inject, now: float) -> None:
-        """Type `data`, then Enter a moment later; or decline, saying why."""
-        why = None
-        if self._holding is not None:
-            why = "typing already"
-        elif self._status is not None:
-            why = "child exited"
-        else:
-            why = self._keys.typing(now, request.fresh)
+        """Type the request's text (Enter follows a moment later), or decline it, saying why."""
+        data, why = self._typist.request(request, now, child_exited=self._status is not None)
         if why:
             self.outbox.note(now - self.start, Note(request.id, "declined", why=why))
-            return
-        data = request.data.encode()
-        self._holding = request.id
         self._pending += data
-        self._enter_at = now + (ENTER_DELAY + len(data) / 1024 * ENTER_DELAY_PER_KB if data else 0.0)
 
-    def _run_timers(self, now: float) -> None:
-        if self._enter_at is not None and self._enter_at <= now:
-            self._enter_at = None
-            self._pending += b"\r"
-            self.outbox.note(now - self.start, Note(self._holding, "typed", t=now - self.start, held=len(self._held)))
-            self._release_at = now + RELEASE_AFTER
-        if self._release_at is not None and self._release_at <= now:
-            self._release_at = None
-            self._pending += self._held
-            self._held.clear()
-            self._holding = None
+    def _type_due(self, now: float) -> None:
+        data, note = self._typist.tick(now, now - self.start)
+        self._pending += data
+        if note is not None:
+            self.outbox.note(now - self.start, note)
 
     def _stdin_eof(self, sel: selectors.BaseSelector) -> None:
         """Input ended (a pipe or file as stdin): pass EOF on, as the terminal's ^D would."""
@@ -357,7 +309,7 @@ class PtyLoop:
 
     def _handle_signals(self, sig_r: int, master: int, now: float) -> bool:
         """Returns True once the child has exited."""
-        data = _drain_pipe(sig_r)
+        data = drain_pipe(sig_r)
         exited = False
         for signum in set(data):
             if signum == signal.SIGWINCH:
@@ -366,7 +318,7 @@ class PtyLoop:
                 exited = self._reap(block=False, master=master) or exited
             elif signum in FORWARDED:
                 self.outbox.signal(now - self.start, signum)
-                self._killpg(signum)
+                signal_groups(self.proc, signum)
                 if signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
                     self._interrupted_by = signum
                     if self._kill_at is None:
@@ -391,22 +343,8 @@ class PtyLoop:
         if stopped:
             self.outbox.event(now - self.start, "resumed", {})
             self._sync_size(master, now)
-        self._killpg(signal.SIGCONT)
+        signal_groups(self.proc, signal.SIGCONT)
 
-    def _killpg(self, signum: int) -> None:
-        """Signal the job shell (which relays it) and, for SIGKILL and SIGCONT that it cannot
-        relay in time, the agent's own group, in the foreground of its terminal."""
-        groups = [self.proc.pid]
-        if signum in (signal.SIGKILL, signal.SIGCONT):
-            try:
-                groups.append(os.tcgetpgrp(self.proc.fd))
-            except OSError:
-                pass
-        for group in dict.fromkeys(groups):
-            try:
-                os.killpg(group, signum)
-            except OSError:
-                pass
 
     def _reap(self, block: bool, master: int | None = None) -> bool:
         if self._status is not None:
@@ -424,23 +362,6 @@ class PtyLoop:
         self._status = status
         self.proc.terminated = True
         return True
-
-
-def _noop(signum, frame) -> None:
-    pass
-
-
-def _drain_pipe(fd: int) -> bytes:
-    chunks = []
-    while True:
-        try:
-            data = os.read(fd, 4096)
-        except (BlockingIOError, InterruptedError):
-            break
-        if not data:
-            break
-        chunks.append(data)
-    return b"".join(chunks)
 
 
 def _wait_writable(fd: int) -> None:
