@@ -4,7 +4,8 @@
                 digest → summary → the contexts table (and the prompt given back)
     digest      the session squeezed into a token budget: the request, the salient middle,
                 the latest activity
-    redact      secrets masked before anything leaves the machine
+    keeper      the context keeper: makes contexts in the recorder process, on a thread of
+                its own, while the session runs (secrets are masked first: ../redact.py)
     summarizer  the dispatcher: asks the session's backend for the context, validates it,
                 asks once more if malformed, falls back to the heuristic with the reason
     backends/   who fills it: the Anthropic API (api), an agent CLI headless on the user's

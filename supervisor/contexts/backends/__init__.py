@@ -1,5 +1,6 @@
-"""Who fills a session context: the Anthropic API, or an agent CLI run headless on the
-user's own login. Each backend takes the redacted model input and gives back an `Answer`
+"""Who fills a session context: the Anthropic API, or an agent CLI headless on the user's login.
+
+Each backend takes the redacted model input and gives back an `Answer`
 (what the model filled in, unvalidated, and what it cost) or raises `Failed` with the reason;
 the dispatcher (summarizer.py) validates, asks once more, and falls back to the heuristic.
 
