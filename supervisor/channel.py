@@ -309,7 +309,7 @@ class Done:
 
 @dataclass(frozen=True)
 class Terminal:
-    """For the user's terminal, not the agent's screen (termwrite.py): `title` (`text`; None
+    """For the user's terminal, not the agent's screen (terminal/termwrite.py): `title` (`text`; None
     puts the title back), `bell`, or `osc` (a desktop notification saying `text`). `id`: the
     wait a title shows; a key from the user calls it off (the loop answers with a Note,
     `cancelled`)."""

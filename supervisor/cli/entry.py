@@ -1,6 +1,6 @@
 """The `supervise` command. `supervise -- AGENT [ARGS]`, the common case, starts the agent
 without loading the command-line library (Typer and the commands' definitions: 30 ms before
-the agent could start); everything else goes to cli.py."""
+the agent could start); everything else goes to app.py."""
 
 from __future__ import annotations
 

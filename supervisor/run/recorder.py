@@ -1,11 +1,12 @@
 """The recorder process: everything the PTY loop hands off, on the other core.
 
-The supervisor starts it with `python -P -m supervisor.run.recorder CONFIG IN OUT` and feeds it
-frames over a pipe (channel.py). Its main thread decodes output, appends it to the .cast
+The supervisor starts it with `python -P -m supervisor.run.recorder CONFIG IN OUT` and feeds
+it frames over a pipe (channel.py). Its main thread decodes output, appends it to the .cast
 file (flushed after every read, so at most a fraction of a second is ever in flight),
 stores the loop's events and tracks terminal modes, and hands output to the render thread
-(render.py: text log, detector). The context keeper (keeper.py) and the giving back of the
-context (giveback.py) run here too, each on threads of their own; this module wires them.
+(recording/render.py: text log, detector). The context keeper (contexts/keeper.py) and the
+giving back of the context (giveback/delivery.py) run here too, each on threads of their
+own; this module wires them.
 If the pipe closes without an END frame, the supervisor died: everything received is still
 written, and the session is marked interrupted.
 

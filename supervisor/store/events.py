@@ -96,7 +96,7 @@ class EventSink:
                 self.fail("event store", exc)
 
     def set_state(self, state: str, since: str, detail: dict) -> None:
-        """What the agent is doing now (states.py), for `supervise ps`."""
+        """What the agent is doing now (status/states.py), for `supervise ps`."""
         if self.store is None:
             return
         with self._lock:

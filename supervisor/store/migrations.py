@@ -1,4 +1,4 @@
-"""The database's schema: ordered, named migrations, applied whenever it opens (store.py),
+"""The database's schema: ordered, named migrations, applied whenever it opens (database.py),
 so a database written by an older supervise is upgraded in place. A change to the schema is
 a new migration at the end; a released one is never edited.
 
@@ -164,7 +164,7 @@ def m008_context_backend(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m009_session_state(db: sqlite_utils.Database) -> None:
-    # What a running session's agent is doing, as its screen shows it (states.py): written by
+    # What a running session's agent is doing, as its screen shows it (status/states.py): written by
     # the recorder when it changes, read by `supervise ps`.
     db["sessions"].add_column("state", str)
     db["sessions"].add_column("state_since", str)  # ISO 8601, UTC
