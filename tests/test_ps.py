@@ -71,7 +71,8 @@ def test_ps_follows_claude_code_through_every_state_and_its_usage_limit(tmp_path
                 match=lambda r: r.has_tools and "clean" in r.last_user_text())
         reset = int(time.time()) + 25
         api.add(usage_limit(reset), match=lambda r: "limited" in r.last_user_text())
-        api.add(lambda r: {**default_reply(r), "delay": 3.0}, match=lambda r: time.time() >= reset and not r.is_compaction, times=None)
+        # working 4 s, a second past SUPERVISE_NOTIFY_DONE_AFTER: a "done" whichever way the screen's timing falls
+        api.add(lambda r: {**default_reply(r), "delay": 4.0}, match=lambda r: time.time() >= reset and not r.is_compaction, times=None)
         told = tmp_path / "told"
         env = {**claude_login_env(tmp_path / "claude-home", project, api.url), "SUPERVISE_HOME": str(home),
                # the user's notify command, a slow one: the session never waits for it
@@ -124,7 +125,13 @@ def test_ps_follows_claude_code_through_every_state_and_its_usage_limit(tmp_path
             screen.close()
             watcher.join(10)
     # the user's command was run once per change worth telling, its placeholders filled
-    lines = wait_for(lambda: (lambda t: t if t.count("\n") >= 5 else None)(told.read_text() if told.exists() else ""), 10).splitlines()
+    def told_lines() -> list[str]:
+        return told.read_text().splitlines() if told.exists() else []
+
+    deadline = time.monotonic() + 10
+    while len(told_lines()) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = told_lines()
     assert [line.split()[1:3] for line in lines] == [["claude", s] for s in ("done", "permission", "compacting", "limited", "done")]
     assert {line.split()[0] for line in lines} == {sid}
     assert lines[3].split()[3] == row["reset_at"]
