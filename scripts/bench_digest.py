@@ -4,7 +4,7 @@
 For each size: time to build the digest, its size against the budget, the share of
 planted facts it kept, and the model input and cost of one summary with the default model
 (the digest plus the system prompt and tool schema; 1,000 output tokens assumed). Targets:
-100 MB in < 3 s, within budget, recall >= 95%, cost < $0.01.
+100 MB in < 2 s, within budget, recall >= 95%, cost < $0.01.
 
 Then a growing session: ROUNDS x 5 MB of log appended, a context round (heuristic, as
 the recorder makes it) after each; each round's time against the log's length, beside a
