@@ -40,6 +40,28 @@ def test_noise_and_repeats_are_dropped():
     assert "Thinking" not in d.text and "────" not in d.text
 
 
+def test_every_keyword_line_is_found_where_it_first_stands_across_pieces(monkeypatch):
+    """The scan reads each piece's distinct lines once: every line holding a keyword must
+    still come at its first place in each piece, also when it is part of a longer line
+    first, or the last line without a newline."""
+    monkeypatch.setattr(digest, "SCAN_PIECE", 50)  # pieces of a few lines
+    lines = ["make: all tests passed", "an Error", "an Error", "Error", "plain output", "an Error", "Error",
+             "FAILED test_x", "  Error", "Error", "all tests passed", "FAILED test_x", "tail without newline Error"]
+    text = "\n".join(lines)
+    found = digest._candidate_lines(text)
+    assert all(text[offset:offset + len(line)] == line for offset, line in found)
+    assert all(offset == 0 or text[offset - 1] == "\n" for offset, _ in found)
+    firsts = {}
+    for offset, line in found:
+        firsts.setdefault(line, offset)
+    offsets = [sum(len(l) + 1 for l in lines[:i]) for i in range(len(lines))]
+    expected = {}
+    for i, line in enumerate(lines):
+        if digest.KEYWORDS.search(line):
+            expected.setdefault(line, offsets[i])
+    assert firsts == expected
+
+
 def test_token_estimate_weighs_non_ascii_more():
     assert digest.estimate_tokens("a" * 400) == 100
     assert digest.estimate_tokens("日本語のテキスト" * 10) > 80
