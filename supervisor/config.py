@@ -10,7 +10,6 @@ travel on a command line, where `ps` shows it).
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -119,15 +118,27 @@ def config_file(env: Mapping[str, str] | None = None) -> Path:
     return config_dir(env) / "config.toml"
 
 
+def _tables(path: Path) -> dict:
+    """The config file's tables; none if it is missing or unreadable. The TOML parser is
+    loaded only when there is a file (8 ms of every command otherwise)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return {}
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
 def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, notify: str | None = None, **flags) -> Settings:
     """The settings in force. `flags`: Summary fields given on the command line (None: not
     given); `on_limit`: --on-limit; `notify`: --notify."""
     flags_on_limit, flags_notify = on_limit, notify
     env = os.environ if env is None else env
-    try:
-        tables = tomllib.loads(config_file(env).read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        tables = {}
+    tables = _tables(config_file(env))
     table = tables.get("summary", {})
     told = tables.get("notify", {})
     limits = tables.get("limits", {})
