@@ -134,7 +134,8 @@ class PtyLoop:
             now = self.clock()
             if drain_until is not None:
                 timeout = max(0.0, min(DRAIN_QUIET, drain_until - now))
-            due = [at for at in (self._kill_at, self._typist.next_due()) if at is not None]
+            typing_due = self._typist.next_due() if self._typist.holding is not None else None
+            due = [at for at in (self._kill_at, typing_due) if at is not None]
             if due:
                 wait = max(0.0, min(due) - now)
                 timeout = wait if timeout is None else min(timeout, wait)
