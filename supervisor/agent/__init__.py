@@ -1,7 +1,7 @@
 """`supervise agent`: supervise's own coding agent, every command in a hardened Docker sandbox.
 
-Every command runs in a hardened Docker container (sandbox.py); the file tools act on the
-workspace with every path resolved inside it first (tools.py)."""
+The container and its hardening are sandbox.py's; the file tools act on the workspace with
+every path resolved inside it first (tools.py)."""
 
 import sys
 
