@@ -30,6 +30,9 @@ from .config import DEFAULT_EMULATOR
 HEADER = struct.Struct("<cdI")
 OUTPUT, INPUT, RESIZE, EVENT, END = b"o", b"i", b"r", b"e", b"q"
 NOTE = b"n"  # the loop telling the recorder what it did with a request (JSON)
+# Output within this many seconds of a run's first bytes is one event in the recording: the
+# same replay to the eye, far fewer events (and frames) under heavy output.
+COALESCE = 0.010
 F_SETPIPE_SZ = 1031
 IOV_MAX = 1024
 PIPE_SIZE = 1 << 20
@@ -67,6 +70,12 @@ class Outbox:
             self._chunks.append(HEADER.pack(kind, t, len(payload)))
             self._chunks.append(payload)
             self.pending += HEADER.size + len(payload)
+
+    def framed(self, frames: bytes) -> None:
+        """Frames made elsewhere (the PTY loop's copy in C), to go after what waits."""
+        if frames and self.broken is None:
+            self._chunks.append(frames)
+            self.pending += len(frames)
 
     def flush(self, force: bool = False) -> None:
         """Write what the pipe takes now, never blocking; small amounts wait unless forced."""

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import require, run_cli
 from fakeapi import FakeAnthropic
 from helpers import spawn
 from supervisor.detection import patterns
-from supervisor.doctor import agents, services
+from supervisor.doctor import agents, machine, services
+from supervisor.terminal import pty_loop
 
 KEY = "sk-ant-api03-" + "Zq7" * 30 + "wxyz"
 
@@ -96,6 +97,12 @@ def test_docker_errors_from_the_real_sdk_name_the_fix(tmp_path):
     assert stopped.status == "warn" and "not running" in stopped.detail and "systemctl start docker" in stopped.fix
 
 
+def test_a_package_built_without_a_c_compiler_is_a_warning_with_the_fix():
+    check = machine.pty_copy_verdict(False)
+    assert check.status == "warn" and "floods of output pass slower" in check.detail
+    assert "gcc" in check.fix and "reinstall" in check.fix
+
+
 # -- the command --------------------------------------------------------------------------------
 
 def test_a_healthy_home_is_ok_and_exits_0(tmp_path, home):
@@ -107,6 +114,8 @@ def test_a_healthy_home_is_ok_and_exits_0(tmp_path, home):
     assert stat.S_IMODE(db.stat().st_mode) == 0o600
     for name in ("patterns", "hook"):
         assert line(p.stdout, name).startswith("ok "), p.stdout
+    require(pty_loop.native is not None, "supervisor.terminal._copy was not built")
+    assert line(p.stdout, "pty copy").startswith("ok       pty copy   in C")
     assert line(p.stdout, "terminal").startswith("warn ")  # pipes here: a warning, not a problem
     assert line(p.stdout, "api").startswith("warn     api        no API key")
     assert not [l for l in p.stdout.splitlines() if l.startswith("problem")]
@@ -123,7 +132,7 @@ def test_json_gives_every_check_with_its_status(tmp_path):
     checks = json.loads(p.stdout)
     assert p.returncode == 0
     names = [c["name"] for c in checks]
-    assert names[:4] == ["terminal", "data dir", "database", "patterns"]
+    assert names[:5] == ["terminal", "pty copy", "data dir", "database", "patterns"]
     assert {"claude", "codex", "gemini", "opencode", "aider", "hook", "api", "docker", "datasette"} <= set(names)
     assert all(c["status"] in ("ok", "warn", "problem") and set(c) == {"name", "status", "detail", "fix"} for c in checks)
 

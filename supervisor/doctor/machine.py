@@ -48,6 +48,19 @@ def terminal(env: Mapping[str, str]) -> Check:
     return terminal_verdict(os.isatty(0), os.isatty(1), env.get("TERM"), size)
 
 
+def pty_copy_verdict(native: bool) -> Check:
+    if native:
+        return Check("pty copy", "ok", "in C (supervisor.terminal._copy)")
+    return Check("pty copy", "warn", "in Python: supervise was built without a C compiler; floods of output pass slower",
+                 f"install gcc and the Python headers (e.g. apt install gcc python3-dev), then {REINSTALL}")
+
+
+def pty_copy() -> Check:
+    from ..terminal import pty_loop
+
+    return pty_copy_verdict(pty_loop.native is not None)
+
+
 # -- the data directory and the database ---------------------------------------------------------
 
 def data_dir_verdict(path: Path, mode: int, free: int, created: bool) -> Check:

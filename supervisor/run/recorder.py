@@ -42,10 +42,6 @@ from ..store.database import ACTIVE, INTERRUPTED, Store
 from ..store.events import EventSink
 from ..terminal.termmodes import ModeTracker
 
-# Output chunks closer together than this become one .cast event: the same replay to the
-# eye, far fewer events under heavy output.
-COALESCE = 0.010
-
 
 class Recorder:
     def __init__(self, cfg: RecorderConfig, settings: config.Settings, report: Callable[[str], None] | None = None,
@@ -271,12 +267,12 @@ class Recorder:
 
 
 def _coalesce(frames: list[tuple[bytes, float, bytes]]) -> list[tuple[bytes, float, bytes]]:
-    """Join runs of output frames that arrived within COALESCE seconds of the run's first."""
+    """Join runs of output frames that arrived within channel.COALESCE seconds of the run's first."""
     out: list[tuple[bytes, float, bytes]] = []
     run: list[bytes] = []
     run_t = 0.0
     for kind, t, payload in frames:
-        if kind == channel.OUTPUT and run and t - run_t <= COALESCE:
+        if kind == channel.OUTPUT and run and t - run_t <= channel.COALESCE:
             run.append(payload)
             continue
         if run:

@@ -3,18 +3,17 @@
 Copies the user's keys to the child and the child's output to the user, unchanged, and
 hands each chunk to an `Outbox` for the recorder process: a buffer written to a pipe only
 as far as the pipe takes it, so recording, rendering and the database never slow the
-terminal (they run on the other core, under another GIL).
-Signals arrive as bytes on a pipe (`signal.set_wakeup_fd`, as asciinema 2.x does), so the
-loop sleeps in `select` until something happens.
+terminal (they run on the other core, under another GIL). When there is only output to
+copy, the copy runs in C (_copy.c) until something else needs the loop. Signals arrive as
+bytes on a pipe (`signal.set_wakeup_fd`, as asciinema 2.x does), so the loop sleeps until
+something happens.
 
 The recorder may ask the loop to type the session context into the child (`Inject`). The
 loop has the last word, as only it sees the user's keys: it declines while the user is
 typing or has a half-typed line, and holds their keys back while it types, so the two
-never interleave (typist.py). What it types waits in the same pending-input buffer as the user's keys
-and is written only when the PTY is writable.
-
-Every effect is a parameter (child, fds, outbox, size function), so tests run it with real
-tiny children.
+never interleave (typist.py). What it types waits in the same pending-input buffer as the
+user's keys and is written only when the PTY is writable. Every effect is a parameter
+(child, fds, outbox, size function), so tests run it with real tiny children.
 """
 
 from __future__ import annotations
@@ -29,12 +28,17 @@ from collections.abc import Callable
 
 from ptyprocess import PtyProcess
 
-from ..channel import Inbox, Inject, Message, Note, Outbox, Terminal
+from ..channel import COALESCE, Inbox, Inject, Message, Note, Outbox, Terminal
 from . import tty
 from .child import FORWARDED, HANDLED, Outcome, drain_pipe, exit_code_from_status, ignore, signal_groups
 from .keys import KeyWatch
 from .termwrite import TermWriter
 from .typist import Typist
+
+try:
+    from . import _copy as native
+except ImportError:  # built where no C compiler was found: the loop copies in Python
+    native = None
 
 READ_SIZE = 65536
 # After the child exits, grandchildren may still hold the PTY open: read what is already on
@@ -64,6 +68,7 @@ class PtyLoop:
         record_input: bool = False,
         backlog_cap: int = BACKLOG_CAP,
         stop: Callable[[], bool] = lambda: False,
+        native_copy: bool = True,
     ):
         self.proc = proc
         self.outbox = outbox
@@ -87,6 +92,8 @@ class PtyLoop:
         self._keys = KeyWatch()
         self._typist = Typist(self._keys)
         self._term = TermWriter(os.environ.get("TERM", ""))  # our own writes to the user's terminal
+        # The copy in C stamps frames with CLOCK_MONOTONIC itself: only with the real clock.
+        self._pump = native.pump if native is not None and native_copy and clock is time.monotonic else None
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -142,12 +149,20 @@ class PtyLoop:
             # Under heavy output, frames for the recorder go out in batches; before sleeping,
             # whatever is left goes out so the recorder (and the detector) see it at once.
             events = []
-            if self.outbox.pending and not self.outbox.blocked:
+            if self._pump is not None and timeout is None and master_mask == selectors.EVENT_READ:
+                # Nothing due and only output to copy: the copy in C does it until a key, a
+                # signal, a message or the recorder's pipe needs us.
+                self.outbox.flush(force=True)
+                if not self._pump_output(sel, master):
+                    return
                 events = sel.select(0)
+            else:
+                if self.outbox.pending and not self.outbox.blocked:
+                    events = sel.select(0)
+                    if not events:
+                        self.outbox.flush(force=True)
                 if not events:
-                    self.outbox.flush(force=True)
-            if not events:
-                events = sel.select(timeout)
+                    events = sel.select(timeout)
             now = self.clock()
             if drain_until is not None and (not events or now >= drain_until):
                 return  # child gone and output quiet (or grandchildren keep talking too long)
@@ -232,27 +247,34 @@ class PtyLoop:
             return False
         data = bytes(self._read_view[:n])
         self._write_stdout(data)
-        ours = self._term.child(data)
-        if ours:
-            self._write_stdout(ours)
+        self._write_stdout(self._term.child(data))
         self.outbox.output(now - self.start, data)
         return True
 
-    def _write_stdout(self, data: bytes) -> None:
-        if not self._stdout_ok or not data:
-            return
-        view = memoryview(data)
-        try:
-            while view:
-                try:
-                    n = os.write(self.stdout_fd, view)
-                except BlockingIOError:
-                    _wait_writable(self.stdout_fd)
-                    continue
-                view = view[n:]
-        except OSError:
-            # The terminal went away (EIO, EPIPE): keep recording, stop echoing.
+    def _pump_output(self, sel: selectors.BaseSelector, master: int) -> bool:
+        """Copy output in C (native.pump) until Python is needed; False at the end of output."""
+        others = [key for key in sel.get_map().values() if key.fd != master]
+        wake = [key.fd for key in others if key.events & selectors.EVENT_READ]
+        full = next((key.fd for key in others if not key.events & selectors.EVENT_READ), -1)  # the recorder's pipe
+        stdout = self.stdout_fd if self._stdout_ok else -1
+        why, frames, recent, echoed = self._pump(
+            master, stdout, self.outbox.fd, not self.outbox.pending, wake, full, self.start, COALESCE, self.outbox.BATCH
+        )
+        if not echoed:  # the terminal went away: keep recording, stop echoing
             self._stdout_ok = False
+        self.outbox.framed(frames)
+        if recent:
+            self._write_stdout(self._term.child(recent))
+        if why < 0:  # a read failed other than at the end of output (the Python path raises too)
+            raise OSError(-why, os.strerror(-why))
+        if why == native.END:
+            self._reap(block=True)
+            return False
+        return True
+
+    def _write_stdout(self, data: bytes) -> None:
+        if self._stdout_ok and data and not tty.write_all(self.stdout_fd, data):
+            self._stdout_ok = False  # the terminal went away (EIO, EPIPE): keep recording, stop echoing
 
     def _write_master(self, master: int) -> None:
         try:
@@ -346,7 +368,6 @@ class PtyLoop:
             self._sync_size(master, now)
         signal_groups(self.proc, signal.SIGCONT)
 
-
     def _reap(self, block: bool, master: int | None = None) -> bool:
         if self._status is not None:
             return True
@@ -364,8 +385,3 @@ class PtyLoop:
         self.proc.terminated = True
         return True
 
-
-def _wait_writable(fd: int) -> None:
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_WRITE)
-        sel.select(1.0)

@@ -76,10 +76,12 @@ class TermWriter:
 
 
 def _open(buf: bytes) -> bytes:
-    """The unfinished escape sequence or UTF-8 character at the end of `buf` (b"": none)."""
+    """The unfinished escape sequence or UTF-8 character at the end of `buf` (b"": none),
+    judged from its last _TAIL_MAX bytes (all the PTY loop's copy in C hands over)."""
+    buf = buf[-_TAIL_MAX:]
     i = buf.rfind(b"\x1b")
     if i != -1 and not _complete(buf[i:]):
-        return buf[i:] if len(buf) - i <= _TAIL_MAX else b""
+        return buf[i:]
     j, following = len(buf) - 1, 0
     while j >= 0 and following < 3 and 0x80 <= buf[j] < 0xC0:
         j, following = j - 1, following + 1

@@ -1,10 +1,11 @@
-"""The user's terminal: raw mode that is always restored, and its size."""
+"""The user's terminal: raw mode that is always restored, its size, and writing to it."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import os
+import select
 import signal
 import struct
 import termios
@@ -80,3 +81,20 @@ def size(*fds: int | None, env: dict | None = None) -> tuple[int, int]:
 
 def set_size(fd: int, cols: int, rows: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def write_all(fd: int, data: bytes) -> bool:
+    """Write all of `data`, waiting (a second at a time) while the terminal is full. False if
+    the terminal went away (EIO, EPIPE)."""
+    view = memoryview(data)
+    try:
+        while view:
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                waiter = select.poll()
+                waiter.register(fd, select.POLLOUT)
+                waiter.poll(1000)
+    except OSError:
+        return False
+    return True
