@@ -1,7 +1,9 @@
 import json
 import subprocess
 
-from conftest import which_or_skip
+import pytest
+
+from conftest import require, which_or_skip
 from supervisor.recording import asciicast
 
 
@@ -28,7 +30,17 @@ def test_reader_skips_a_torn_last_line(tmp_path):
     assert list(events) == [(0.1, "o", "ok")]
 
 
-def test_an_event_is_written_as_json_writes_it_whatever_it_holds():
+@pytest.fixture(params=["c", "python"])
+def escapes(request, monkeypatch):
+    """The escapes as built (C), and as a package built without a C compiler has them."""
+    if request.param == "c":
+        require(asciicast.ESCAPES_IN_C, "supervisor.recording._escape was not built")
+    else:
+        monkeypatch.setattr(asciicast, "_escaped", asciicast.escaped_in_python)
+    return request.param
+
+
+def test_an_event_is_written_as_json_writes_it_whatever_it_holds(escapes):
     """The recording's lines are escaped by hand for speed: byte for byte what json.dumps
     writes, for every control character, quote, backslash, non-ASCII text and time."""
     import random
@@ -40,3 +52,16 @@ def test_an_event_is_written_as_json_writes_it_whatever_it_holds():
         t = rnd.choice([0.0, 1e-05, 0.000123456789, 3.5, rnd.random() * 1e5])
         expected = (json.dumps([round(t, 6), "o", text], ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
         assert asciicast.event_bytes(t, "o", text) == expected
+
+
+def test_the_escapes_in_c_and_in_python_agree_on_any_bytes():
+    """Output that is not valid UTF-8 goes into the recording as bytes too: whatever they
+    are, both ways write the same."""
+    import random
+
+    require(asciicast.ESCAPES_IN_C, "supervisor.recording._escape was not built")
+    rnd = random.Random(11)
+    cases = [b"", b"plain", bytes(range(256)) * 2, b"\\\"\r\n" * 1000]
+    cases += [rnd.randbytes(rnd.randint(0, 400)) for _ in range(5000)]
+    for data in cases:
+        assert asciicast._escaped(data) == asciicast.escaped_in_python(data), data

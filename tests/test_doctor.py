@@ -15,6 +15,7 @@ from fakeapi import FakeAnthropic
 from helpers import spawn
 from supervisor.detection import patterns
 from supervisor.doctor import agents, machine, services
+from supervisor.recording import asciicast
 from supervisor.terminal import pty_loop
 
 KEY = "sk-ant-api03-" + "Zq7" * 30 + "wxyz"
@@ -98,9 +99,10 @@ def test_docker_errors_from_the_real_sdk_name_the_fix(tmp_path):
 
 
 def test_a_package_built_without_a_c_compiler_is_a_warning_with_the_fix():
-    check = machine.pty_copy_verdict(False)
-    assert check.status == "warn" and "floods of output pass slower" in check.detail
-    assert "gcc" in check.fix and "reinstall" in check.fix
+    check = machine.native_verdict(["the PTY loop's copy", "the recording's escapes"])
+    assert check.status == "warn" and check.detail == ("built without a C compiler: the PTY loop's copy and the "
+                                                       "recording's escapes in Python, so floods of output pass slower")
+    assert "apt install gcc python3-dev" in check.fix and "reinstall" in check.fix
 
 
 # -- the command --------------------------------------------------------------------------------
@@ -114,8 +116,8 @@ def test_a_healthy_home_is_ok_and_exits_0(tmp_path, home):
     assert stat.S_IMODE(db.stat().st_mode) == 0o600
     for name in ("patterns", "hook"):
         assert line(p.stdout, name).startswith("ok "), p.stdout
-    require(pty_loop.native is not None, "supervisor.terminal._copy was not built")
-    assert line(p.stdout, "pty copy").startswith("ok       pty copy   in C")
+    require(pty_loop.native is not None and asciicast.ESCAPES_IN_C, "the C parts were not built")
+    assert line(p.stdout, "native").startswith("ok       native     the PTY loop's copy of output and the recording's escapes run in C")
     assert line(p.stdout, "terminal").startswith("warn ")  # pipes here: a warning, not a problem
     assert line(p.stdout, "api").startswith("warn     api        no API key")
     assert not [l for l in p.stdout.splitlines() if l.startswith("problem")]
@@ -132,7 +134,7 @@ def test_json_gives_every_check_with_its_status(tmp_path):
     checks = json.loads(p.stdout)
     assert p.returncode == 0
     names = [c["name"] for c in checks]
-    assert names[:5] == ["terminal", "pty copy", "data dir", "database", "patterns"]
+    assert names[:5] == ["terminal", "native", "data dir", "database", "patterns"]
     assert {"claude", "codex", "gemini", "opencode", "aider", "hook", "api", "docker", "datasette"} <= set(names)
     assert all(c["status"] in ("ok", "warn", "problem") and set(c) == {"name", "status", "detail", "fix"} for c in checks)
 

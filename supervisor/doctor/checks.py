@@ -18,7 +18,7 @@ from .. import config, paths
 from ..detection import patterns
 from ..errors import SuperviseError
 from .agents import agent
-from .machine import data_dir, database, hook_script, pattern_files, pty_copy, terminal
+from .machine import data_dir, database, hook_script, native, pattern_files, terminal
 from .report import Check
 from .services import api, datasette, docker, summary_backend
 
@@ -27,7 +27,7 @@ def run_all(env: Mapping[str, str] | None = None) -> Iterator[Check]:
     """Every check, in order, each as soon as it is done."""
     env = os.environ if env is None else env
     yield terminal(env)
-    yield pty_copy()
+    yield native()
     yield data_dir(paths.data_dir(env))
     yield database(paths.db_path(env))
     checks, sets = pattern_files(env)

@@ -48,17 +48,21 @@ def terminal(env: Mapping[str, str]) -> Check:
     return terminal_verdict(os.isatty(0), os.isatty(1), env.get("TERM"), size)
 
 
-def pty_copy_verdict(native: bool) -> Check:
-    if native:
-        return Check("pty copy", "ok", "in C (supervisor.terminal._copy)")
-    return Check("pty copy", "warn", "in Python: supervise was built without a C compiler; floods of output pass slower",
+def native_verdict(missing: list[str]) -> Check:
+    if not missing:
+        return Check("native", "ok", "the PTY loop's copy of output and the recording's escapes run in C")
+    return Check("native", "warn", f"built without a C compiler: {' and '.join(missing)} in Python, so floods of output pass slower",
                  f"install gcc and the Python headers (e.g. apt install gcc python3-dev), then {REINSTALL}")
 
 
-def pty_copy() -> Check:
+def native() -> Check:
+    """The parts of a flood's hot path built in C (each has a Python twin)."""
+    from ..recording import asciicast
     from ..terminal import pty_loop
 
-    return pty_copy_verdict(pty_loop.native is not None)
+    missing = [what for what, built in (("the PTY loop's copy", pty_loop.native is not None),
+                                        ("the recording's escapes", asciicast.ESCAPES_IN_C)) if not built]
+    return native_verdict(missing)
 
 
 # -- the data directory and the database ---------------------------------------------------------
