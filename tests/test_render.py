@@ -15,3 +15,28 @@ def test_the_renderer_logs_lines_and_emits_what_its_patterns_detect(tmp_path):
     assert (tmp_path / "session.log").read_text().splitlines() == ["hello", "✻ Conversation compacted (ctrl+o for history)", "bye"]
     assert [(kind, source) for kind, t, detail, source in emitted] == [("compaction_finished", "regex")]
     assert frames == [0.1, 0.2]
+
+
+def test_a_sudden_flood_is_left_in_the_recording_after_a_window_of_it_not_8_mb(tmp_path):
+    """Output at a flood's rate right after a quiet start: past a window's worth (2 MB) the
+    rest waits in the recording, not in memory (the text log is still every line)."""
+    import time
+
+    from supervisor.recording import asciicast, render
+
+    cast = open(tmp_path / "s.cast", "wb")
+    writer = asciicast.Writer(cast, asciicast.Header(60, 10, 0))
+    log = open(tmp_path / "session.log", "w", encoding="utf-8")
+    r = Renderer(log, "avt", 60, 10, agent=None, pattern_files=[], emit=lambda *e: None,
+                 fail=lambda where, exc: print(where, exc), report=print, now=lambda: 0.0, cast_path=str(tmp_path / "s.cast"))
+    time.sleep(0.15)  # the first rate window is mostly quiet
+    chunk = "".join(f"{i:05d} flood line\r\n" for i in range(4000))  # 72 KB
+    waiting = []
+    for n in range(60):  # 4.3 MB, at once
+        span = writer.write(0.2 + n * 1e-4, "o", chunk)
+        writer.flush()
+        r.output(0.2 + n * 1e-4, chunk, span)
+        waiting.append(r._backlog)
+    r.finish()
+    assert max(waiting) <= render.FLOOD_RATE * render.RATE_WINDOW + 2 * len(chunk)
+    assert len((tmp_path / "session.log").read_text().splitlines()) == 60 * 4000
