@@ -57,3 +57,53 @@ def test_the_hook_never_breaks_the_agent(tmp_path):
     for env in ({}, {"SUPERVISE_HOOK_SOCKET": str(tmp_path / "gone.sock")}):
         done = run_hook(env, {"source": "compact"})
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_recorder_that_cannot_start_stops_the_run_cleanly(tmp_path, monkeypatch):
+    """A run of `claude` makes a private folder for the hook's socket; when the recorder then
+    cannot start (no memory for a process), the user gets one line saying so, the agent is
+    stopped, the session is marked failed, and the folder and the pipes are gone."""
+    import io
+    import tempfile
+
+    import pytest
+
+    from supervisor import paths
+    from supervisor.errors import SuperviseError
+    from supervisor.run import session
+    from supervisor.store.database import Store
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    agent = tmp_path / "claude"
+    agent.write_text("#!/bin/sh\nsleep 30\n")
+    agent.chmod(0o755)
+    real_popen = session.subprocess.Popen
+
+    def no_memory(argv, **kwargs):
+        if "supervisor.run.recorder" not in argv:
+            return real_popen(argv, **kwargs)
+        assert list(tmp_path.glob(f"{paths.SOCKET_DIR_PREFIX}{os.getpid()}-*")), "no socket folder was made"
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(session.subprocess, "Popen", no_memory)
+    env = {**os.environ, "SUPERVISE_CONFIG": str(tmp_path / "cfg"), "SUPERVISE_HOME": str(tmp_path / "home")}
+    fds = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(SuperviseError) as failed:
+        session.run(session.RunOptions([str(agent)], cwd=str(tmp_path)), env=env, stdin_fd=None, stdout_fd=None,
+                    stderr=io.StringIO())
+    assert str(failed.value).startswith("supervise: cannot start the recorder: Cannot allocate memory; the agent was stopped (hint: ")
+    assert not list(tmp_path.glob(f"{paths.SOCKET_DIR_PREFIX}*"))
+    row = Store(tmp_path / "home" / "supervise.db").sessions()[0]
+    assert row["status"] == "failed"
+    with pytest.raises(ProcessLookupError):
+        os.kill(row["child_pid"], 0)
+    import gc
+
+    gc.collect()
+    left = {}
+    for fd in set(os.listdir("/proc/self/fd")) - fds:
+        try:
+            left[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass  # (the listing's own)
+    assert not left

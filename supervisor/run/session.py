@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shlex
@@ -84,6 +85,14 @@ def run(
     stdout_fd: int | None = 1,
     stderr=None,
 ) -> int:
+    """Run the agent under supervision; its exit code. What the run makes for itself alone
+    (the hook's socket folder) is removed on every way out."""
+    with contextlib.ExitStack() as cleanup:
+        return _run(opts, cleanup, env, stdin_fd, stdout_fd, stderr)
+
+
+def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str] | None, stdin_fd: int | None,
+         stdout_fd: int | None, stderr) -> int:
     env = dict(os.environ if env is None else env)
     stderr = stderr or sys.stderr
     agent, pattern_set = choose_patterns(opts, env)
@@ -110,13 +119,14 @@ def run(
     child_env = {**env, "SUPERVISE_SESSION_ID": sid}
     child_env.setdefault("TERM", "xterm-256color")
     inject = opts.inject if pattern_set is not None else "off"
-    spawn_argv, hook_socket, socket_dir = list(opts.argv), None, None
+    spawn_argv, hook_socket = list(opts.argv), None
     # Claude Code takes the context through its SessionStart hook: nothing to type, and it
     # cannot land in a dialog. Our settings file goes with this run only; a user's own
     # --settings is left alone (and the context is typed instead).
     if inject == "auto" and agent == "claude" and not claude.has_own_settings(opts.argv):
         paths.sweep_socket_dirs(supervisor_alive)
         socket_dir = paths.socket_dir()
+        cleanup.callback(shutil.rmtree, socket_dir, ignore_errors=True)
         hook_socket = str(socket_dir / "hook.sock")
         spawn_argv = claude.with_hook(opts.argv, sdir / "claude-settings.json", resumed=opts.parent_id is not None)
         child_env[SOCKET_ENV] = hook_socket
@@ -133,8 +143,6 @@ def run(
         )
     except (OSError, FileNotFoundError) as exc:
         code = 127 if isinstance(exc, FileNotFoundError) else 126
-        if socket_dir:
-            shutil.rmtree(socket_dir, ignore_errors=True)
         store.create_session(sid, **session, status=FAILED, exit_code=code, ended=utcnow())
         EventSink(store, sid).emit("spawn_failed", 0.0, {"error": str(exc), "command": opts.argv[0]}, None)
         if code == 127:
@@ -179,7 +187,13 @@ def run(
         recorder_env["SUPERVISE_ON_LIMIT"] = opts.on_limit
     if opts.notify:
         recorder_env["SUPERVISE_NOTIFY"] = opts.notify
-    outbox, inbox, recorder = _start_recorder(config, recorder_env, sdir)
+    try:
+        outbox, inbox, recorder = _start_recorder(config, recorder_env, sdir)
+    except SuperviseError:
+        _terminate(proc)
+        _finish(store, sid, FAILED, 1)
+        store.close()
+        raise
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
 
     notes: list[str] = []
@@ -237,8 +251,6 @@ def run(
     for message in inbox.read_until(Done, RECORDER_WAIT):
         on_message(message)
     inbox.close()
-    if socket_dir:
-        shutil.rmtree(socket_dir, ignore_errors=True)
     if pattern_set is not None:  # an agent we know: contexts are made for it
         notes.extend(_injection_notes(sid, opts, inject, given, compacted[0]))
     if outbox.broken:
@@ -313,19 +325,25 @@ def _start_recorder(config: RecorderConfig, env: Mapping[str, str], sdir: Path) 
     """Start the recorder process (its own session, so terminal signals don't reach it)."""
     frames_r, frames_w = os.pipe()
     back_r, back_w = os.pipe()
-    with paths.open_private(sdir / "recorder.err", "a") as err:
-        proc = subprocess.Popen(
-            # -P: the user's current directory is not searched first (a folder named
-            # `supervisor` there, such as a supervisord checkout, must not replace ours).
-            [sys.executable, "-P", "-m", "supervisor.run.recorder", config.to_json(), str(frames_r), str(back_w)],
-            pass_fds=(frames_r, back_w),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env=env,
-            start_new_session=True,
-            close_fds=True,
-        )
+    try:
+        with paths.open_private(sdir / "recorder.err", "a") as err:
+            proc = subprocess.Popen(
+                # -P: the user's current directory is not searched first (a folder named
+                # `supervisor` there, such as a supervisord checkout, must not replace ours).
+                [sys.executable, "-P", "-m", "supervisor.run.recorder", config.to_json(), str(frames_r), str(back_w)],
+                pass_fds=(frames_r, back_w),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
+    except OSError as exc:
+        for fd in (frames_r, frames_w, back_r, back_w):
+            os.close(fd)
+        raise SuperviseError(f"cannot start the recorder: {exc.strerror or exc}; the agent was stopped",
+                             f"check free space in {sdir.parent} and free memory, then run it again") from exc
     os.close(frames_r)
     os.close(back_w)
     return Outbox(frames_w), Inbox(back_r), proc
@@ -349,7 +367,8 @@ def _restore_modes(stdout_fd: int | None, sequence: str) -> None:
 
 
 def _terminate(proc: PtyProcess) -> None:
+    """The run failed: the agent must not outlive it (and its PTY is closed)."""
     try:
-        proc.terminate(force=True)
+        proc.close(force=True)
     except Exception:
         pass
