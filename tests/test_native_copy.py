@@ -30,9 +30,13 @@ def native_copy(request):
     return request.param == "c"
 
 
-def read_all(fd, sink, delay=0.0):
+def read_all(fd, sink, delay=0.0, arrivals=None, pause=None):
     time.sleep(delay)
+    began = time.monotonic()
     while True:
+        if pause is not None and time.monotonic() - began >= pause[0]:
+            time.sleep(pause[1])  # busy for a moment (the pipe fills meanwhile)
+            pause = None
         try:
             data = os.read(fd, 1 << 20)
         except OSError:
@@ -40,17 +44,22 @@ def read_all(fd, sink, delay=0.0):
         if not data:
             return
         sink.append(data)
+        if arrivals is not None:
+            arrivals.append((time.monotonic(), sum(map(len, sink))))
 
 
-def run_loop(child_code, native_copy, *, act=None, terminal_gone_after=None, recorder_delay=0.0):
+def run_loop(child_code, native_copy, *, act=None, terminal_gone_after=None, recorder_delay=0.0, arrivals=None,
+             recorder_pause=None):
     """Run the loop over a Python child with a pipe as the user's terminal. `act(stdin_w)`
-    runs meanwhile. Returns (what the terminal got, the recorded output frames, the outcome)."""
+    runs meanwhile. Returns (what the terminal got, the recorded output frames, the outcome).
+    `arrivals` gets (when, bytes so far) for each read of the recorder's pipe; `recorder_pause`
+    (at, seconds) stops reading it for a while."""
     child = PtyProcess.spawn([sys.executable, "-c", child_code], dimensions=(24, 80))
     frames_r, frames_w = os.pipe()
     term_r, term_w = os.pipe()
     stdin_r, stdin_w = os.pipe()
     frames, shown = [], []
-    threads = [threading.Thread(target=read_all, args=(frames_r, frames, recorder_delay))]
+    threads = [threading.Thread(target=read_all, args=(frames_r, frames, recorder_delay, arrivals, recorder_pause))]
     if terminal_gone_after is None:
         threads.append(threading.Thread(target=read_all, args=(term_r, shown)))
     else:
@@ -180,3 +189,28 @@ def test_output_after_a_pause_is_an_event_of_its_own(native_copy):
     first = next(t for t, p in output if b"first" in p)
     second = next(t for t, p in output if b"second" in p)
     assert second - first >= 0.45
+
+
+def arrived_by(output, arrivals, marker: bytes) -> float:
+    """When the recorder's side had read the frame holding `marker` (only output frames before it)."""
+    upto = 0
+    for _, payload in output:
+        upto += channel.HEADER.size + len(payload)
+        if marker in payload:
+            break
+    return next(when for when, got in arrivals if got >= upto)
+
+
+def test_output_reaches_the_recorder_while_the_agent_is_quiet(native_copy):
+    """A line, then seconds of quiet: the recorder (and the detector) has it at once, not a
+    batch later. A burst that fills the pipe to a recorder busy for a moment, then quiet:
+    what waited goes as soon as the recorder reads again, not when the agent next prints."""
+    child = ("import sys, time\nprint('a single line', flush=True)\ntime.sleep(1.5)\n"
+             "sys.stdout.write(''.join('%07d burst line\\n' % i for i in range(300_000)))\n"
+             "sys.stdout.flush()\ntime.sleep(4)\nprint('after the quiet', flush=True)")
+    arrivals = []
+    started = time.monotonic()
+    _, output, _, _ = run_loop(child, native_copy, recorder_delay=0.0, arrivals=arrivals, recorder_pause=(1.6, 0.5))
+    assert arrived_by(output, arrivals, b"a single line") - started < 1.2
+    got_by = arrived_by(output, arrivals, b"0299999 burst line") - started
+    assert got_by < 4.5, f"the burst's end reached the recorder {got_by:.1f} s in (the agent was quiet from ~2 s to 5.5 s)"

@@ -89,6 +89,7 @@ class PtyLoop:
         self._kill_at: float | None = None
         self._stdout_ok = stdout_fd is not None
         self._send_eof = False
+        self._outbox_watched = False  # the recorder's pipe is in the selector (it was full)
         self._keys = KeyWatch()
         self._typist = Typist(self._keys)
         self._term = TermWriter(os.environ.get("TERM", ""))  # our own writes to the user's terminal
@@ -134,7 +135,6 @@ class PtyLoop:
     def _copy(self, sel: selectors.BaseSelector, master: int, sig_r: int) -> None:
         drain_until: float | None = None
         master_mask = selectors.EVENT_READ
-        outbox_waiting = False
         inbox_fd = self.inbox.fd if self.inbox is not None else None
         while True:
             timeout = None
@@ -153,6 +153,7 @@ class PtyLoop:
                 # Nothing due and only output to copy: the copy in C does it until a key, a
                 # signal, a message or the recorder's pipe needs us.
                 self.outbox.flush(force=True)
+                self._watch_outbox(sel)
                 if not self._pump_output(sel, master):
                     return
                 events = sel.select(0)
@@ -162,6 +163,7 @@ class PtyLoop:
                     if not events:
                         self.outbox.flush(force=True)
                 if not events:
+                    self._watch_outbox(sel)
                     events = sel.select(timeout)
             now = self.clock()
             if drain_until is not None and (not events or now >= drain_until):
@@ -203,13 +205,6 @@ class PtyLoop:
                 self._send_eof = False
                 self._pending += b"\x04"
             self.outbox.flush()
-            want_outbox = self.outbox.blocked
-            if want_outbox != outbox_waiting:
-                if want_outbox:
-                    sel.register(self.outbox.fd, selectors.EVENT_WRITE)
-                else:
-                    sel.unregister(self.outbox.fd)
-                outbox_waiting = want_outbox
             # Once the child has exited, read the little that is left whatever the backlog.
             if self.outbox.pending > self.backlog_cap and drain_until is None:
                 reading = False
@@ -251,11 +246,21 @@ class PtyLoop:
         self.outbox.output(now - self.start, data)
         return True
 
+    def _watch_outbox(self, sel: selectors.BaseSelector) -> None:
+        """Before sleeping: wake when the recorder's pipe has room exactly while it is full
+        (set just now by a flush, it must be in the selector before the sleep, or what waits
+        for the pipe would wait for the agent's next output)."""
+        if self.outbox.blocked != self._outbox_watched:
+            if self.outbox.blocked:
+                sel.register(self.outbox.fd, selectors.EVENT_WRITE)
+            else:
+                sel.unregister(self.outbox.fd)
+            self._outbox_watched = self.outbox.blocked
+
     def _pump_output(self, sel: selectors.BaseSelector, master: int) -> bool:
         """Copy output in C (native.pump) until Python is needed; False at the end of output."""
-        others = [key for key in sel.get_map().values() if key.fd != master]
-        wake = [key.fd for key in others if key.events & selectors.EVENT_READ]
-        full = next((key.fd for key in others if not key.events & selectors.EVENT_READ), -1)  # the recorder's pipe
+        wake = [key.fd for key in sel.get_map().values() if key.fd not in (master, self.outbox.fd)]
+        full = self.outbox.fd if self.outbox.blocked else -1
         stdout = self.stdout_fd if self._stdout_ok else -1
         why, frames, recent, echoed = self._pump(
             master, stdout, self.outbox.fd, not self.outbox.pending, wake, full, self.start, COALESCE, self.outbox.BATCH
