@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -149,11 +149,11 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
             raise SuperviseError(f"command not found: {opts.argv[0]}", "check the spelling, or give the full path after `--`",
                                  exit_code=127) from exc
         raise SuperviseError(f"cannot run {opts.argv[0]}: {exc}", exit_code=code) from exc
-    try:
-        store.create_session(sid, **session, child_pid=proc.pid)
-    except (sqlite3.Error, SuperviseError):
-        _terminate(proc)
-        raise
+    # From here on, a run that fails (the database, the recorder, the loop itself) stops the
+    # agent rather than leave it unsupervised, and marks its session failed.
+    cleanup.push(_on_failure(lambda: _terminate(proc)))
+    store.create_session(sid, **session, child_pid=proc.pid)
+    cleanup.push(_on_failure(lambda: _finish(store, sid, FAILED, 1), store.close))
     header = {
         "width": cols,
         "height": rows,
@@ -187,13 +187,7 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
         recorder_env["SUPERVISE_ON_LIMIT"] = opts.on_limit
     if opts.notify:
         recorder_env["SUPERVISE_NOTIFY"] = opts.notify
-    try:
-        outbox, inbox, recorder = _start_recorder(config, recorder_env, sdir)
-    except SuperviseError:
-        _terminate(proc)
-        _finish(store, sid, FAILED, 1)
-        store.close()
-        raise
+    outbox, inbox, recorder = _start_recorder(config, recorder_env, sdir)
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
 
     notes: list[str] = []
@@ -222,30 +216,25 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
         stop=terminal.stop,
     )
     outcome = None
-    try:
-        with terminal:
-            try:
-                outcome = loop.run()
-            finally:
-                t_end = time.monotonic() - loop.start
-                detail = {"exit_code": outcome.exit_code if outcome else 1}
-                if outcome and outcome.signal:
-                    detail["signal"] = signal.Signals(outcome.signal).name
-                outbox.event(t_end, "exit", detail)
-                outbox.end(t_end, detail)
-                outbox.drain(RECORDER_WAIT)
-                outbox.close()
-                modes = ""
-                for message in inbox.read_until(Modes, RECORDER_WAIT):
-                    if isinstance(message, Modes):
-                        modes = message.sequence
-                    else:
-                        on_message(message)
-                _restore_modes(stdout_fd, modes)
-    finally:
-        if outcome is None:  # an exception escaped the loop: the child must not outlive us
-            _terminate(proc)
-            _finish(store, sid, FAILED, 1)
+    with terminal:
+        try:
+            outcome = loop.run()
+        finally:
+            t_end = time.monotonic() - loop.start
+            detail = {"exit_code": outcome.exit_code if outcome else 1}
+            if outcome and outcome.signal:
+                detail["signal"] = signal.Signals(outcome.signal).name
+            outbox.event(t_end, "exit", detail)
+            outbox.end(t_end, detail)
+            outbox.drain(RECORDER_WAIT)
+            outbox.close()
+            modes = ""
+            for message in inbox.read_until(Modes, RECORDER_WAIT):
+                if isinstance(message, Modes):
+                    modes = message.sequence
+                else:
+                    on_message(message)
+            _restore_modes(stdout_fd, modes)
     # The text log is complete once the recorder has rendered everything; don't hold the
     # user's shell for long if it is far behind (it finishes in the background).
     for message in inbox.read_until(Done, RECORDER_WAIT):
@@ -364,6 +353,19 @@ def _restore_modes(stdout_fd: int | None, sequence: str) -> None:
         os.write(stdout_fd, sequence.encode())
     except OSError:
         pass
+
+
+def _on_failure(*actions: Callable[[], object]):
+    """An exit callback for an ExitStack: the actions, in order, only when leaving by an
+    exception."""
+
+    def on_exit(exc_type, exc, tb) -> bool:
+        if exc_type is not None:
+            for action in actions:
+                action()
+        return False  # (the exception goes on)
+
+    return on_exit
 
 
 def _terminate(proc: PtyProcess) -> None:
