@@ -57,7 +57,7 @@ def watch(path):
         lines.extend(frame.logged)
         rows, now, twice = {}, {}, set()
         for i in range(log.emu.rows):
-            text = log.emu.row(i).replace("\xa0", " ").strip()
+            text = log.emu.rows_text([i])[0].replace("\xa0", " ").strip()
             if not text:
                 continue
             now[i] = text

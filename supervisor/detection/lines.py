@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 
 SPINNER_GLYPHS = "■⬝⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽✺·*●◐◓◑◒|/-\\ "
 _DIGITS = re.compile(r"\d+")
@@ -36,9 +37,9 @@ def is_update(old: str, new: str) -> bool:
     old, new = old.rstrip(), new.rstrip()
     if shape(old) == shape(new):
         return True
-    if _PROMPT_ONLY.match(new) or _PROMPT_ONLY.match(old):
+    if not new or not (new.startswith(old) or old.startswith(new)):
         return False
-    return bool(new) and (new.startswith(old) or old.startswith(new))
+    return not (_PROMPT_ONLY.match(new) or _PROMPT_ONLY.match(old))
 
 
 @lru_cache(maxsize=4096)  # (a redraw compares the same rows again and again)
@@ -50,7 +51,7 @@ def shape(text: str) -> str:
 _made = itertools.count()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # (slots: a redraw makes and reads thousands a second)
 class Line:
     """One line on screen, through the states it takes where it stands."""
 
@@ -71,18 +72,28 @@ class Line:
     # its latest texts, stripped: a footer that goes back to a text it showed is that footer
     # ("… · esc to interrupt" and "… · ← for agents" in turn)
     states: dict[str, None] = field(default_factory=dict, repr=False)
-    seq: int = field(default_factory=lambda: next(_made))
+    seq: int = field(default_factory=_made.__next__)
+    _places: tuple[str, tuple[str, ...]] | None = field(default=None, repr=False)  # (text, `places()` of it)
 
     @classmethod
     def drawn(cls, t: float, text: str = "") -> Line:
-        line = cls(text, t, first=text.strip())
-        line.remember(line.first)
-        return line
+        first = text.strip()
+        return cls(text, t, first, states={first: None})
 
     def remember(self, text: str) -> None:
         self.states[text] = None
         if len(self.states) > _STATES:
             del self.states[next(iter(self.states))]
+
+    def places(self) -> tuple[str, ...]:
+        """The texts that say where it stands: its text, and its first text too if it counts
+        on in place (not if it grew there: two replies streamed in both first read "Reply")."""
+        if self._places is not None and self._places[0] is self.text:
+            return self._places[1]  # (kept until its text changes: most rows stand still)
+        now, first = self.text.strip(), self.first
+        texts = (now,) if first == now or not first or shape(first) != shape(now) else (now, first)
+        self._places = (self.text, tuple(text for text in texts if text))
+        return self._places[1]
 
     def wait_for(self, other: Line) -> None:
         self.after.add(other)
@@ -90,8 +101,12 @@ class Line:
             self.after = {line for line in self.after if not line.done}
 
 
-def _key(line: Line) -> tuple[float, int]:
-    return (line.came, line.seq)
+_key = attrgetter("came", "seq")  # the order lines came in
+
+
+def _held(line: Line) -> bool:
+    """The line it was last found waiting for is still unwritten and in its place."""
+    return line.blocker is not None and not line.blocker.done and not line.blocker.unplaced
 
 
 class Waiting:
@@ -136,10 +151,6 @@ class Waiting:
             return line.fuller
         return line.text
 
-    def too_brief(self, line: Line) -> bool:
-        """Gone before anyone could read it: not logged, and it orders nothing."""
-        return line.left is not None and line.left - line.came < self.settle
-
     def before(self, line: Line) -> list[Line]:
         """The lines to write before `line`, not written yet: those above it when it came,
         those that came above it while it was up, and every line that left before it came."""
@@ -152,8 +163,7 @@ class Waiting:
         return out
 
     def ready(self, line: Line) -> bool:
-        if line.blocker is not None and not line.blocker.done and not line.blocker.unplaced:
-            return False  # (most lines wait long for one line still up: a header)
+        """Nothing it waits for is unwritten (the first such line found is kept: `blocker`)."""
         for other in () if line.unplaced else line.after:
             if not other.done and not other.unplaced:
                 line.blocker = other
@@ -166,7 +176,7 @@ class Waiting:
                 return False
         return True
 
-    def walk(self, lines: list[Line], written: set[int]) -> list[Line]:
+    def walk(self, lines: list[Line], written: set[Line]) -> list[Line]:
         """Waiting lines among `lines` and what they wait for, in writing order, skipping those
         in `written` (which gets them added). Depth first, the oldest first, as they came. Lines
         still on screen are passed over: what waits for them cannot wait longer. Lines whose
@@ -175,52 +185,56 @@ class Waiting:
         order satisfies them all, and that one is how they appeared (Tarjan's strongly
         connected components, each written once all it waits for outside it is)."""
         out: list[Line] = []
-        index: dict[int, int] = {}
-        low: dict[int, int] = {}
+        index: dict[Line, int] = {}
+        low: dict[Line, int] = {}
         stack: list[Line] = []
-        on: set[int] = set()
+        on: set[Line] = set()
+        settle = self.settle
 
-        def skip(line: Line) -> bool:
-            return line.done or id(line) in written or line.left is None or self.too_brief(line)
+        def lasting(lines: list[Line]) -> list[Line]:
+            # Those that left after standing long enough to be read, the oldest first (one gone
+            # before anyone could read it is not logged, and it orders nothing). Whether one is
+            # written or visited changes as the walk goes: that is checked as it goes.
+            return sorted((o for o in lines if o.left is not None and o.left - o.came >= settle), key=_key)
 
         def enter(line: Line) -> tuple[Line, Iterator[Line]]:
-            index[id(line)] = low[id(line)] = len(index)
+            index[line] = low[line] = len(index)
             stack.append(line)
-            on.add(id(line))
-            return line, iter(sorted(self.before(line), key=_key))
+            on.add(line)
+            return line, iter(lasting(self.before(line)))
 
-        for root in sorted(lines, key=_key):
-            if skip(root) or id(root) in index:
+        for root in lasting(lines):
+            if root.done or root in written or root in index:
                 continue
             work = [enter(root)]
             while work:
                 line, todo = work[-1]
                 nxt = None
                 for other in todo:
-                    if skip(other):
+                    if other.done or other in written:
                         continue
-                    if id(other) not in index:
+                    if other not in index:
                         nxt = other
                         break
-                    if id(other) in on:
-                        low[id(line)] = min(low[id(line)], index[id(other)])
+                    if other in on:
+                        low[line] = min(low[line], index[other])
                 if nxt is not None:
                     work.append(enter(nxt))
                     continue
                 work.pop()
                 if work:
-                    parent = id(work[-1][0])
-                    low[parent] = min(low[parent], low[id(line)])
-                if low[id(line)] == index[id(line)]:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[line])
+                if low[line] == index[line]:
                     group = []
                     while True:
                         member = stack.pop()
-                        on.discard(id(member))
+                        on.discard(member)
                         group.append(member)
                         if member is line:
                             break
                     for member in sorted(group, key=_key):
-                        written.add(id(member))
+                        written.add(member)
                         if member.text.strip():
                             out.append(member)
         return out
@@ -233,22 +247,22 @@ class Waiting:
             each.done = True
         return out
 
-    def write_ready(self, lines, blocked: set[int] | None = None) -> list[str]:
+    def write_ready(self, lines, blocked: set[Line] | None = None) -> list[str]:
         """Write those of `lines` (and what they wait for) that have left and can be written:
         nothing they wait for, however far back, is still on screen (`blocked`: those that
         cannot, found a moment ago; writing lines frees others, never holds one back)."""
         blocked = self.blocked() if blocked is None else blocked
         out = []
         for line in sorted((line for line in lines if not line.done), key=_key):
-            if line.left is not None and id(line) not in blocked:
+            if line.left is not None and line not in blocked:
                 out += self.write(line)
         self.lines = [line for line in self.lines if not line.done]
         return out
 
-    def blocked(self) -> set[int]:
+    def blocked(self) -> set[Line]:
         """The waiting lines that wait, directly or through others, for a line still on screen."""
         blocked: list[Line] = []
-        waiters: dict[int, list[Line]] = {}
+        waiters: dict[Line, list[Line]] = {}
         for line in self.lines:
             if line.done:
                 continue
@@ -256,14 +270,31 @@ class Waiting:
                 if other.left is None:
                     blocked.append(line)
                     break
-                waiters.setdefault(id(other), []).append(line)
-        out = {id(line) for line in blocked}
+                waiters.setdefault(other, []).append(line)
+        out = set(blocked)
         while blocked:
-            for line in waiters.get(id(blocked.pop()), ()):
-                if id(line) not in out:
-                    out.add(id(line))
+            for line in waiters.get(blocked.pop(), ()):
+                if line not in out:
+                    out.add(line)
                     blocked.append(line)
         return out
+
+    def _settled(self, t: float) -> Iterator[Line]:
+        """The lines gone for `settle`, the oldest first, but those still held by the line found
+        unwritten last time (most lines wait long for one line still up: a header). Each is
+        looked at when its turn comes: writing one may free, or write, a later one."""
+        settled = [line for line in self.lines if not line.done and t - line.left >= self.settle]
+        # (held or not changes only when a line is written: until then, only the free ones)
+        todo = sorted((line for line in settled if not _held(line)), key=_key)
+        i = 0
+        while i < len(todo):
+            line = todo[i]
+            i += 1
+            if line.done or _held(line):
+                continue
+            yield line
+            if line.done:  # written: every later line is looked at again
+                todo, i = sorted((other for other in settled if _key(other) > _key(line)), key=_key), 0
 
     def release(self, t: float, everything: bool = False) -> list[str]:
         """Write the lines gone for `settle` (one back within it never left) whose lines to
@@ -278,23 +309,25 @@ class Waiting:
             self._changed, progress = False, True
             while progress and self.lines:
                 progress = False
-                for line in sorted(self.lines, key=_key):
-                    if line.done or t - line.left < self.settle:
-                        continue
+                for line in self._settled(t):
                     if self.ready(line):
                         out += self.write(line)
                         progress = True
             pending = (line.left + self.settle for line in self.lines if not line.done and t - line.left < self.settle)
             self._due = min(pending, default=float("inf"))
+        brief, cut = [], len(self.brief) - WAITING_MAX
         for i, line in enumerate(self.brief):
-            if t - line.left >= self.settle or i < len(self.brief) - WAITING_MAX:
+            if t - line.left >= self.settle or i < cut:
                 line.done = True  # not back: never seen
-        self.brief = [line for line in self.brief if not line.done]
+            elif not line.done:
+                brief.append(line)
+        self.brief = brief
         self.lines = [line for line in self.lines if not line.done]
-        for line in self.lines[: max(0, len(self.lines) - WAITING_MAX)]:
-            out += self.write(line)
-            line.done = True  # (one gone too briefly to be logged goes too)
-        self.lines = [line for line in self.lines if not line.done]
+        if len(self.lines) > WAITING_MAX:
+            for line in self.lines[: len(self.lines) - WAITING_MAX]:
+                out += self.write(line)
+                line.done = True  # (one gone too briefly to be logged goes too)
+            self.lines = [line for line in self.lines if not line.done]
         return out
 
     def clear(self) -> None:

@@ -8,6 +8,7 @@ do no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
 
@@ -20,8 +21,8 @@ class Emulator(Protocol):
         logical lines with soft-wrapped rows joined, the first screen's worth of them as rows,
         right-trimmed)."""
 
-    def row(self, index: int) -> str:
-        """The text of one visible row, right-trimmed."""
+    def rows_text(self, indices: Iterable[int]) -> list[str]:
+        """The texts of these visible rows, right-trimmed."""
 
     def resize(self, cols: int, rows: int) -> list[str]:
         """Change the size; returns logical lines pushed off the top by the reflow."""
@@ -65,8 +66,9 @@ class AvtEmulator:
         # (rows: the first screen's worth only; a flood scrolls millions, each one a cost)
         return set(changed), len(scrolled), self._unwrap(scrolled), [line.text.rstrip() for line in scrolled[: self.rows]]
 
-    def row(self, index: int) -> str:
-        return self._vt[index].text.rstrip()
+    def rows_text(self, indices: Iterable[int]) -> list[str]:
+        vt = self._vt
+        return [vt[i].text.rstrip() for i in indices]
 
     def resize(self, cols: int, rows: int) -> list[str]:
         self.cols, self.rows = cols, rows
@@ -130,8 +132,8 @@ class PyteEmulator:
         rows = [s.rstrip() for s in scrolled]
         return changed, len(rows), rows, rows[: self.rows]
 
-    def row(self, index: int) -> str:
-        return _render(self._screen.buffer[index], self._screen.columns).rstrip()
+    def rows_text(self, indices: Iterable[int]) -> list[str]:
+        return [_render(self._screen.buffer[i], self._screen.columns).rstrip() for i in indices]
 
     def resize(self, cols: int, rows: int) -> list[str]:
         self.cols, self.rows = cols, rows
@@ -139,7 +141,7 @@ class PyteEmulator:
         return []
 
     def screen_lines(self) -> list[str]:
-        return [self.row(i) for i in range(self.rows)]
+        return self.rows_text(range(self.rows))
 
     def screen_lines_at(self) -> list[tuple[int, str]]:
         return list(enumerate(self.screen_lines()))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..detection.lines import Line, Waiting, is_update, shape
+from ..detection.lines import Line, Waiting, is_update
 from .emulator import Emulator
 
 # Entering or leaving the alternate screen (vim, less, full-screen TUIs).
@@ -45,14 +45,21 @@ class TextLog:
         self.rows = [Line.drawn(0.0) for _ in range(emulator.rows)]
         self.waiting = Waiting(settle)
         self._primary: list[Line] | None = None  # the primary screen's lines while on the alternate one
+        # Each row's `Line.places()` as `_unplace` last saw it (for the list `rows` was then),
+        # how many rows show each of those texts, and the rows changed in place since.
+        self._places: list[tuple[str, ...]] = []
+        self._places_for: list[Line] | None = None
+        self._shown: dict[str, int] = {}
+        self._changed_rows: set[int] = set()
 
     def feed(self, t: float, text: str) -> Frame:
         frame = Frame()
         start = 0
-        for switch in _ALT_SWITCH.finditer(text):
-            self._feed(t, text[start : switch.start()], frame)
-            self._switch(t, switch.group(0), entering=switch.group(1) == "h", frame=frame)
-            start = switch.end()
+        if "\x1b[?" in text:
+            for switch in _ALT_SWITCH.finditer(text):
+                self._feed(t, text[start : switch.start()], frame)
+                self._switch(t, switch.group(0), entering=switch.group(1) == "h", frame=frame)
+                start = switch.end()
         self._feed(t, text[start:] if start else text, frame)
         frame.logged += self.waiting.release(t)
         return frame
@@ -64,7 +71,7 @@ class TextLog:
         if entering and self._primary is None:
             self._primary = self.rows
             self.emu.feed(sequence)
-            self.rows = [Line.drawn(t, self._row(i)) for i in range(len(self.rows))]
+            self.rows = [Line.drawn(t, text) for text in self._rows(range(len(self.rows)))]
         elif leaving:
             # the alternate screen's last view, with the lines that wait in their places (a
             # full-screen TUI's old status lines under the conversation it showed to the end)
@@ -73,7 +80,7 @@ class TextLog:
             frame.logged += self.waiting.release(t, everything=True)
             saved, self._primary = self._primary, None
             self.emu.feed(sequence)
-            current = [self._row(i) for i in range(len(self.rows))]
+            current = self._rows(range(len(self.rows)))
             self.rows = [
                 saved[i] if i < len(saved) and saved[i].text == text else Line.drawn(t, text)
                 for i, text in enumerate(current)
@@ -87,6 +94,9 @@ class TextLog:
         # full reset (ESC c) starts a slice of its own: avt forgets the rows that scrolled
         # off earlier in the same feed (lines were lost from the log in a flood).
         cuts = [m.start() for m in _RESET.finditer(text) if m.start()] if "\x1bc" in text else []
+        if not cuts and 0 < len(text) <= FEED_SLICE:
+            self._feed_slice(t, text, frame)  # (nearly every chunk: one slice, no copy)
+            return
         for lo, hi in zip([0, *cuts], [*cuts, len(text)]):
             for start in range(lo, hi, FEED_SLICE):
                 self._feed_slice(t, text[start : min(start + FEED_SLICE, hi)], frame)
@@ -145,7 +155,7 @@ class TextLog:
                 frame.appeared.append((-1, text))
 
     def _diff(self, t: float, changed: list[int], frame: Frame) -> None:
-        new_texts = {i: self._row(i) for i in changed}
+        new_texts = dict(zip(changed, self._rows(changed)))
         updates = [(i, new) for i, new in new_texts.items() if new != self.rows[i].text]
         if not updates:
             return
@@ -156,9 +166,12 @@ class TextLog:
         # or drawn again, a line is the same to a reader when only its indent changed.)
         displaced: dict[str, list[Line]] = {}
         for i, line in old.items():
-            if line.text.strip() and new_texts.get(i) != line.text:
-                for text in {line.text.strip(), line.fuller.strip()} - {""}:
-                    displaced.setdefault(text, []).append(line)  # (as it stood, if cut back)
+            text = line.text.strip()
+            if text and new_texts.get(i) != line.text:
+                displaced.setdefault(text, []).append(line)
+                fuller = line.fuller.strip()
+                if fuller and fuller != text:
+                    displaced.setdefault(fuller, []).append(line)  # (as it stood, if cut back)
         back = self.waiting.back(t)
         targets = {text.strip() for text in new_texts.values()}
         fresh: list[int] = []
@@ -196,12 +209,13 @@ class TextLog:
                 if key:
                     fresh.append(i)
             self.rows[i] = line
+            self._changed_rows.add(i)
             if key:
                 frame.appeared.append((i, new))
-        on_screen = {id(line) for line in self.rows}
+        on_screen = set(self.rows)
         standing = None
         for line in old.values():
-            if id(line) not in on_screen:
+            if line not in on_screen:
                 if line.unplaced:
                     standing = standing if standing is not None else {row.text.strip() for row in self.rows}
                     if line.text.strip() in standing:
@@ -234,18 +248,30 @@ class TextLog:
         """A line drawn on two rows at once (a box's two borders; a status line drawn again
         under the next turn as it first read, while the first one counts on) says nothing
         about where it stood: it orders no line by place, and no line is ordered by it."""
-        shown: dict[str, Line] = {}
-        for line in self.rows:
-            if line.fuller:
-                continue  # being erased from the right, it is going (Codex quitting: every row is cut to "•")
-            now, first = line.text.strip(), line.first
-            # (its first text too if it counts on in place; not if it grew there: two replies
-            # streamed in both first read "Reply")
-            for text in (now,) if first == now or not first or shape(first) != shape(now) else (now, first):
-                if text:
-                    other = shown.setdefault(text, line)
-                    if other is not line:
-                        line.unplaced = other.unplaced = True
+        # Kept up to date row by row: a line on two rows that are both unchanged since the last
+        # look was marked then (a redraw changes a few of 40 rows; a scroll changes them all).
+        rows, places, shown = self.rows, self._places, self._shown
+        if self._places_for is not rows:  # (scrolled, switched or resized: every row is new)
+            self._places_for, places, shown = rows, [()] * len(rows), {}
+            self._places, self._shown, self._changed_rows = places, shown, set(range(len(rows)))
+        drawn: list[str] = []
+        for i in self._changed_rows:
+            for text in places[i]:
+                if shown[text] > 1:
+                    shown[text] -= 1
+                else:
+                    del shown[text]
+            # (one being erased from the right is going: Codex quitting cuts every row to "•")
+            places[i] = () if rows[i].fuller else rows[i].places()
+            for text in places[i]:
+                shown[text] = shown.get(text, 0) + 1
+                drawn.append(text)
+        self._changed_rows.clear()
+        twice = {text for text in drawn if shown[text] > 1}
+        if twice:
+            for line, row in zip(rows, places):
+                if not twice.isdisjoint(row):
+                    line.unplaced = True
 
     def _arrived(self, i: int, placed: list[tuple[int, Line]]) -> None:
         """A new line at row `i` comes after the older lines above it, and the older lines
@@ -273,9 +299,9 @@ class TextLog:
                 line.wait_for(other)
         line.left = None
 
-    def _row(self, index: int) -> str:
+    def _rows(self, indices) -> list[str]:
         # Ink draws its input line with no-break spaces; a reader (and a regex) wants spaces.
-        return self.emu.row(index).replace("\xa0", " ")
+        return [text.replace("\xa0", " ") for text in self.emu.rows_text(indices)]
 
     def screen_lines(self) -> list[str]:
         """The screen as logical lines (soft-wrapped rows joined), with the lines that wait in
@@ -286,7 +312,7 @@ class TextLog:
         """The screen's logical lines top to bottom, each after the waiting lines it waits for;
         then the waiting lines left over."""
         out: list[str] = []
-        written: set[int] = set()
+        written: set[Line] = set()
         marked: list[Line] = []
         starts = self.emu.screen_lines_at()
         ends = [row for row, _ in starts[1:]] + [len(self.rows)]
@@ -311,7 +337,7 @@ class TextLog:
         frame.logged += self.waiting.release(t, everything=True)  # the rows reflow: places lose their meaning
         frame.logged.extend(self.emu.resize(cols, rows))
         old = {line.text: line for line in self.rows if line.text.strip()}
-        self.rows = [old.pop(text, None) or Line.drawn(t, text) for text in (self._row(i) for i in range(rows))]
+        self.rows = [old.pop(text, None) or Line.drawn(t, text) for text in self._rows(range(rows))]
         return frame
 
     def finish(self) -> list[str]:
