@@ -108,6 +108,40 @@ def test_a_database_from_an_older_supervise_is_upgraded_in_place(tmp_path):
     assert store.get_session("abc234")["command"] == "claude"
 
 
+OPEN_WHEN_TOLD = """
+import os, sys, time
+from supervisor.store.database import Store
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.001)
+Store(sys.argv[1]).close()
+"""
+
+
+@pytest.mark.parametrize("schema", ["new", "first release"])
+def test_supervisors_opening_one_database_at_once_all_get_it_migrated_once(tmp_path, schema):
+    """`supervise -- claude` and a `supervise ps` in the next pane start together on a new
+    database, or on one an older supervise wrote: each opens it, none fails on the other's
+    migration half done, and every migration ran once."""
+    import sqlite_utils
+
+    for attempt in range(5):  # the race is narrow: give it several chances to show
+        path, go = tmp_path / f"s{attempt}.db", tmp_path / f"go{attempt}"
+        if schema == "first release":
+            db = sqlite_utils.Database(path)
+            first = sqlite_utils.Migrations(migrations.SET)
+            first()(migrations.STEPS[0])
+            first.apply(db)
+            db.conn.close()
+        procs = [subprocess.Popen([sys.executable, "-c", OPEN_WHEN_TOLD, str(path), str(go)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(6)]
+        go.touch()
+        outputs = [p.communicate(timeout=60)[0].decode() for p in procs]
+        assert all(p.returncode == 0 for p in procs), "\n".join(outputs)
+        store = Store(path)
+        assert migrations.applied(store.conn) == [fn.__name__ for fn in migrations.STEPS]
+        store.close()
+
+
 def test_a_context_round_is_decided_once_even_with_two_writers(tmp_path):
     """Two processes may make a round of one session at once (a `resume` during its
     session-end context): each gets its own round, and each prompt names that round."""

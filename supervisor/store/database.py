@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -49,6 +50,26 @@ class Event:
     time: str
 
 
+# How long a write waits for another process's (seconds): a context round's longest
+# transaction is well under one.
+BUSY_TIMEOUT = 10
+
+
+def _use_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Put the database in WAL mode (it stays so), which lets Datasette read while a supervisor
+    writes. Switching needs the database to itself and SQLite does not wait for that (its busy
+    timeout does not cover it): supervisors opening a new database at once each retry until
+    one of them has switched it."""
+    deadline = time.monotonic() + timeout
+    while conn.execute("pragma journal_mode").fetchone()[0] != "wal":
+        try:
+            conn.execute("pragma journal_mode = wal")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 class _Connection(sqlite3.Connection):
     """Every write transaction takes the write lock before it reads. A deferred one (plain
     `BEGIN`, as sqlite-utils' inserts open theirs) reads the schema first, and if another
@@ -73,20 +94,21 @@ class Store:
         paths.ensure_private_dir(self.path.parent)
         existed = self.path.exists()
         try:
-            self.conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False, isolation_level="IMMEDIATE",
+            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False, isolation_level="IMMEDIATE",
                                         factory=_Connection)
             if not existed:
                 os.chmod(self.path, 0o600)
-            if self.conn.execute("pragma journal_mode").fetchone()[0] != "wal":
-                self.conn.execute("pragma journal_mode = wal")
+            _use_wal(self.conn, BUSY_TIMEOUT)
             _apply_migrations(self.conn)
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError as exc:  # locked, read-only, out of disk: the file is fine
+            raise SuperviseError(f"cannot open database {self.path}: {exc}",
+                                 "another program holds it locked: close that and run again" if "locked" in str(exc) else None
+                                 ) from exc
+        except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
             raise SuperviseError(
                 f"database {self.path} is unreadable: {exc}",
                 f"move it aside (mv '{self.path}' '{self.path}.corrupt') and run again",
             ) from exc
-        except sqlite3.OperationalError as exc:  # pragma: no cover - subclass of DatabaseError
-            raise SuperviseError(f"cannot open database {self.path}: {exc}") from exc
         self._db = None
 
     @classmethod

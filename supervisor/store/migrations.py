@@ -181,6 +181,10 @@ def applied(conn: sqlite3.Connection) -> list[str]:
 
 
 def apply(conn: sqlite3.Connection) -> None:
+    """Bring the database up to date. The steps run in one write transaction (its BEGIN is
+    IMMEDIATE, database.py) that decides what is pending once it holds the lock: supervisors
+    opening one database at once (`supervise -- claude` and a `supervise ps` beside it) wait
+    for each other, and none runs a step another has just run ("duplicate column name")."""
     if {fn.__name__ for fn in STEPS} <= set(applied(conn)):
         return
     import sqlite_utils
@@ -189,10 +193,5 @@ def apply(conn: sqlite3.Connection) -> None:
     steps = sqlite_utils.Migrations(SET)
     for fn in STEPS:
         steps()(fn)
-    try:
-        steps.apply(db)
-    except sqlite3.OperationalError as exc:
-        # Two supervisors opening a new database at once: the other one won the race.
-        if "already exists" not in str(exc):
-            raise
+    with db.atomic():  # each step nests in it as a savepoint
         steps.apply(db)
