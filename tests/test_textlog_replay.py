@@ -56,8 +56,8 @@ def watch(path):
     for t, frame in frames:
         lines.extend(frame.logged)
         rows, now, twice = {}, {}, set()
-        for i in range(log.emu.rows):
-            text = log.emu.rows_text([i])[0].replace("\xa0", " ").strip()
+        for i, text in enumerate(log.emu.rows_text(range(log.emu.rows))):
+            text = text.replace("\xa0", " ").strip()
             if not text:
                 continue
             now[i] = text
