@@ -50,8 +50,7 @@ class Event:
     time: str
 
 
-# How long a write waits for another process's (seconds): a context round's longest
-# transaction is well under one.
+# How long opening the database or a write waits for another process's (seconds).
 BUSY_TIMEOUT = 10
 
 
