@@ -1,7 +1,8 @@
 """One place for settings. A flag wins over an environment variable, which wins over the
 config file (`~/.config/supervise/config.toml`, or `$SUPERVISE_CONFIG/config.toml`), which
 wins over the default here. `load()` resolves them once into a frozen `Settings` that is
-passed down; nothing else reads the environment for a setting.
+passed down; nothing else reads the environment for a setting. What each key and variable
+must be is said once, in configcheck.py, which checks them all before they are read here.
 
 The recorder process loads its own from the environment it inherits (the API key must not
 travel on a command line, where `ps` shows it).
@@ -10,7 +11,8 @@ travel on a command line, where `ps` shows it).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -118,30 +120,24 @@ def config_file(env: Mapping[str, str] | None = None) -> Path:
     return config_dir(env) / "config.toml"
 
 
-def _tables(path: Path) -> dict:
-    """The config file's tables; none if it is missing or unreadable. The TOML parser is
-    loaded only when there is a file (8 ms of every command otherwise)."""
-    try:
-        text = path.read_text()
-    except OSError:
-        return {}
-    import tomllib
-
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return {}
-
-
-def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, notify: str | None = None, **flags) -> Settings:
+def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, notify: str | None = None,
+         warn: Callable[[str], None] | None = None, **flags) -> Settings:
     """The settings in force. `flags`: Summary fields given on the command line (None: not
-    given); `on_limit`: --on-limit; `notify`: --notify."""
+    given); `on_limit`: --on-limit; `notify`: --notify. A setting that is wrong (configcheck.py
+    says which) raises; `warn` is given each warning's line (an unknown key), if any."""
+    from . import configcheck
+
     flags_on_limit, flags_notify = on_limit, notify
     env = os.environ if env is None else env
-    tables = _tables(config_file(env))
-    table = tables.get("summary", {})
-    told = tables.get("notify", {})
-    limits = tables.get("limits", {})
+    tables, findings = configcheck.read(config_file(env))
+    findings += configcheck.check_env(env)
+    for finding in findings:
+        if finding.level == "error":
+            raise finding.error()
+    if warn:
+        for finding in findings:
+            warn(finding.line)
+    table, told, limits = (tables.get(name, {}) for name in ("summary", "notify", "limits"))
     key_env = table.get("api_key_env")
     summary = Summary(
         backend=env.get("SUPERVISE_SUMMARY_BACKEND") or table.get("backend") or "auto",
@@ -150,46 +146,76 @@ def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, noti
         base_url=env.get("SUPERVISE_SUMMARY_BASE_URL") or table.get("base_url") or env.get("ANTHROPIC_BASE_URL"),
         api_key=env.get("SUPERVISE_SUMMARY_API_KEY") or (env.get(key_env) if key_env else None) or env.get("ANTHROPIC_API_KEY"),
         auth_token=env.get("ANTHROPIC_AUTH_TOKEN"),
-        timeout=float(env.get("SUPERVISE_SUMMARY_TIMEOUT") or table.get("timeout") or 60.0),
-        budget=int(env.get("SUPERVISE_DIGEST_BUDGET") or table.get("budget") or DEFAULT_BUDGET),
+        timeout=_number(env, "SUPERVISE_SUMMARY_TIMEOUT", table, "timeout", Summary.timeout),
+        budget=int(_number(env, "SUPERVISE_DIGEST_BUDGET", table, "budget", DEFAULT_BUDGET)),
     )
     summary = replace(summary, **{k: v for k, v in flags.items() if v is not None})
-    check_backend(summary.backend)
-    template_path = config_dir(env) / "context_prompt.txt"
+    from_env = flags.get("backend") is None and env.get("SUPERVISE_SUMMARY_BACKEND")
+    check_backend(summary.backend, "SUPERVISE_SUMMARY_BACKEND" if from_env else None)
     return Settings(
         summary=summary,
         notify=Notify(
             command=env.get("SUPERVISE_NOTIFY_COMMAND") or told.get("command") or None,
-            done_after=float(env.get("SUPERVISE_NOTIFY_DONE_AFTER") or told.get("done_after_seconds") or 30.0),
+            done_after=_number(env, "SUPERVISE_NOTIFY_DONE_AFTER", told, "done_after_seconds", Notify.done_after),
             terminal=check_choice(flags_notify or env.get("SUPERVISE_NOTIFY") or told.get("terminal") or "off",
                                   NOTIFY_TERMINAL, "--notify", "SUPERVISE_NOTIFY or [notify] terminal"),
         ),
         limits=Limits(
             on_limit=check_choice(flags_on_limit or env.get("SUPERVISE_ON_LIMIT") or limits.get("on_limit") or "notify",
                                   ON_LIMIT, "--on-limit", "SUPERVISE_ON_LIMIT or [limits] on_limit"),
-            margin=float(env.get("SUPERVISE_LIMIT_MARGIN") or limits.get("margin_seconds") or 60.0),
-            continue_text=str(limits.get("continue_text") or "continue"),
-            max_continues=int(limits.get("max_continues") or 5),
+            margin=_number(env, "SUPERVISE_LIMIT_MARGIN", limits, "margin_seconds", Limits.margin),
+            continue_text=limits.get("continue_text") or Limits.continue_text,
+            max_continues=int(limits.get("max_continues") or Limits.max_continues),
         ),
-        every_seconds=float(env.get("SUPERVISE_SUMMARY_EVERY_MINUTES", "10")) * 60,
-        every_chars=int(float(env.get("SUPERVISE_SUMMARY_EVERY_KB", "256")) * 1024),
-        min_seconds=float(env.get("SUPERVISE_SUMMARY_MIN_SECONDS", "60")),
-        hook_wait=float(env.get("SUPERVISE_HOOK_WAIT", "20")),
-        recorder_grace=float(env.get("SUPERVISE_RECORDER_GRACE", "300")),
-        recorder_priority=env.get("SUPERVISE_RECORDER_PRIORITY", "0"),
-        template=template_path.read_text(encoding="utf-8") if template_path.is_file() else None,
+        every_seconds=_number(env, "SUPERVISE_SUMMARY_EVERY_MINUTES", {}, "", 10) * 60,
+        every_chars=int(_number(env, "SUPERVISE_SUMMARY_EVERY_KB", {}, "", 256) * 1024),
+        min_seconds=_number(env, "SUPERVISE_SUMMARY_MIN_SECONDS", {}, "", Settings.min_seconds),
+        hook_wait=_number(env, "SUPERVISE_HOOK_WAIT", {}, "", Settings.hook_wait),
+        recorder_grace=_number(env, "SUPERVISE_RECORDER_GRACE", {}, "", Settings.recorder_grace),
+        recorder_priority=env.get("SUPERVISE_RECORDER_PRIORITY") or Settings.recorder_priority,
+        template=_template(config_dir(env) / "context_prompt.txt"),
     )
 
 
-def check_backend(name: str) -> str:
+def _number(env: Mapping[str, str], var: str, table: Mapping, key: str, default: float) -> float:
+    """The variable if set, else the table's key if there, else the default (0 is a value).
+    Both were checked by configcheck."""
+    if env.get(var):
+        return float(env[var])
+    return float(table[key]) if key in table else float(default)
+
+
+def _template(path: Path) -> str | None:
+    """The user's context prompt template, if there is one."""
+    try:
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeDecodeError) as exc:
+        from .plaintext import plain
+
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise SuperviseError(f"cannot read {plain(str(path), newlines=False)}: {why}",
+                             "make it a readable UTF-8 file, or move it aside", exit_code=2) from None
+
+
+def to_stderr(line: str) -> None:
+    """`load`'s `warn` for a command the user runs: the warning on stderr."""
+    print(line, file=sys.stderr)
+
+
+def check_backend(name: str, source: str | None = None) -> str:
+    """`source`: the variable it came from, if not a flag or the (checked) file."""
+    from .plaintext import plain
+
     if name not in BACKENDS:
-        raise SuperviseError(f"unknown summary backend '{name}'",
+        raise SuperviseError(f"unknown summary backend '{plain(name, newlines=False)}'{' in ' + source if source else ''}",
                              f"use one of: {', '.join(BACKENDS)} (--summary-backend, SUPERVISE_SUMMARY_BACKEND or [summary] backend)",
                              exit_code=2)
     return name
 
 
 def check_choice(name: str, choices: tuple[str, ...], flag: str, elsewhere: str) -> str:
+    from .plaintext import plain
+
     if name not in choices:
-        raise SuperviseError(f"unknown {flag} '{name}'", f"use one of: {', '.join(choices)} ({flag}, {elsewhere})", exit_code=2)
+        raise SuperviseError(f"unknown {flag} '{plain(name, newlines=False)}'", f"use one of: {', '.join(choices)} ({flag}, {elsewhere})", exit_code=2)
     return name

@@ -1,1 +1,1 @@
-"""`supervise doctor`: checks of the terminal, data directory, database, pattern files, agent CLIs, hook, summary backend, Docker and Datasette."""
+"""`supervise doctor`: checks of the terminal, data directory, database, settings, pattern files, agent CLIs, hook, notify command, summary backend, Docker and Datasette."""
