@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,23 +121,88 @@ def read_header(path: Path) -> dict:
         return json.loads(fh.readline())
 
 
-def read(path: Path) -> tuple[dict, Iterator[tuple[float, str, str]]]:
-    """The header and an iterator of events. A torn last line (crash mid-write) is skipped."""
+MAX_SIDE = 10_000  # columns or rows: more is not a terminal, and would only cost memory
+
+
+def header_size(header: Mapping[str, Any]) -> tuple[int, int]:
+    """The recording's width and height; 80x24 where the header's are not sane numbers."""
+    size = []
+    for key, default in (("width", 80), ("height", 24)):
+        value = header.get(key)
+        ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_SIDE
+        size.append(value if ok else default)
+    return size[0], size[1]
+
+
+def resize_size(data: str) -> tuple[int, int] | None:
+    """A resize event's "COLSxROWS" as numbers, or None if it is not a sane size."""
+    try:
+        cols, rows = (int(x) for x in data.split("x"))
+    except ValueError:
+        return None
+    return (cols, rows) if 0 < cols <= MAX_SIDE and 0 < rows <= MAX_SIDE else None
+
+
+def parse_event(line: str | bytes) -> tuple[float, str, str] | None:
+    """One event line as (seconds, code, data), or None if it is damaged: not JSON, not a
+    three-item array, a time that is not a number, a code or data that is not text."""
+    try:
+        event = json.loads(line)
+    except (ValueError, RecursionError):  # RecursionError: `[[[[...` nested past the parser's depth
+        return None
+    if type(event) is not list or len(event) != 3:
+        return None
+    t, code, data = event
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not isinstance(code, str) or not isinstance(data, str):
+        return None
+    try:
+        t = float(t)
+    except OverflowError:
+        return None
+    if not math.isfinite(t) or t < 0:
+        return None
+    return t, code, data
+
+
+class Events:
+    """The events of a recording, read as they are iterated. A damaged line is skipped and
+    counted (`skipped`); a last line cut short, by a crash or because it is being written,
+    is skipped and said apart (`torn`)."""
+
+    def __init__(self, fh: IO[str]):
+        self.skipped = 0
+        self.torn = False
+        self._events = self._read(fh)
+
+    def __iter__(self) -> Iterator[tuple[float, str, str]]:
+        return self
+
+    def __next__(self) -> tuple[float, str, str]:
+        return next(self._events)
+
+    def _read(self, fh: IO[str]) -> Iterator[tuple[float, str, str]]:
+        with fh:
+            for line in fh:
+                event = parse_event(line)
+                if event is not None:
+                    yield event
+                elif not line.endswith("\n"):
+                    self.torn = True
+                elif line.strip():
+                    self.skipped += 1
+
+
+def read(path: Path) -> tuple[dict, Events]:
+    """The header and its events, damaged lines skipped (see `Events`). ValueError if the
+    first line is not a header."""
     fh = open_text(path)
     first = fh.readline()
     try:
         header = json.loads(first)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         fh.close()
         raise ValueError(f"{path} is not an asciicast v2 file") from exc
-
-    def events() -> Iterator[tuple[float, str, str]]:
-        with fh:
-            for line in fh:
-                try:
-                    t, code, data = json.loads(line)
-                except ValueError:
-                    continue
-                yield float(t), code, data
-
-    return header, events()
+    if not isinstance(header, dict):
+        fh.close()
+        raise ValueError(f"{path} is not an asciicast v2 file")
+    return header, Events(fh)

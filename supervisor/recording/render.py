@@ -15,7 +15,6 @@ and reloaded here too.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import threading
@@ -29,6 +28,7 @@ from ..detection.detector import Detector
 from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
 from ..plaintext import no_controls
+from . import asciicast
 from . import emulator as emulators
 from .textlog import TextLog
 
@@ -320,14 +320,14 @@ class Renderer:
         """Recorded events (lines of the `.cast`), rendered as a batch of queued ones is."""
         batch = []
         for line in lines.splitlines():
-            try:
-                t, code, data = json.loads(line)
-            except ValueError:
+            event = asciicast.parse_event(line)
+            if event is None:
                 continue
+            t, code, data = event
             if code == "o":
                 batch.append(("o", t, data))
-            elif code == "r":
-                batch.append(("r", t, tuple(int(x) for x in data.split("x"))))
+            elif code == "r" and (size := asciicast.resize_size(data)):
+                batch.append(("r", t, size))
         self._render_batch(batch, queued=False)
 
     def _render(self, t: float, text: str, queued: bool = True) -> None:

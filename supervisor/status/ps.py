@@ -3,13 +3,16 @@
 The recorder of each session writes its agent's state when it changes (states.py), so
 listing costs a query and a stat: nothing runs while agents idle. The time since the last
 output is the recording's modification time (it is flushed after every read). A session
-whose supervisor died is not listed (the store marks it interrupted).
+whose supervisor died is not listed (the store marks it interrupted). A session whose
+agent has no pattern set (a shell, a program of your own) is `running`: its screen cannot
+tell working from waiting.
 """
 
 from __future__ import annotations
 
 import os
 from datetime import datetime, timezone
+from pathlib import Path
 
 from ..detection.limits import parse_time
 from ..plaintext import plain
@@ -20,23 +23,48 @@ def rows(store: Store, now: datetime | None = None) -> list[dict]:
     """The running sessions, newest first, each with its state and how long it has held."""
     now = now or datetime.now(timezone.utc)
     out = []
-    for s in store.running():
+    running = store.running()
+    unwatched = without_patterns([s for s in running if not s.get("state")])
+    for s in running:
         detail = s.get("state_detail") or {}
-        since = parse_time(s.get("state_since"))
+        since = parse_time(s.get("state_since") or s["started"])  # no state yet: as it was since it started
         out.append({
             "id": s["id"],
             "name": s["name"],
             "agent": s["agent"],
             "cwd": s["cwd"],
             "started": s["started"],
-            # an agent supervise has no patterns for shows no state: it runs
-            "state": s.get("state") or ("starting" if s["agent"] else "running"),
+            "state": s.get("state") or ("running" if s["id"] in unwatched else "starting"),
             "state_seconds": round((now - since).total_seconds(), 1) if since else None,
             "context_left": detail.get("context_left"),
             "reset_at": detail.get("reset_at"),
             "continue_at": detail.get("continue_at"),  # --on-limit wait: when a continue will be typed
             "idle_seconds": _since_output(s.get("cast_path"), now),
         })
+    return out
+
+
+def without_patterns(sessions: list[dict]) -> set[str]:
+    """The ids of the sessions whose agent has no pattern set: nothing on their screen tells
+    working from waiting, so they are `running` for as long as they run (the others are
+    `starting` until their screen tells). Pattern files are read only when a session has
+    no state yet."""
+    if not sessions:
+        return set()
+    from ..detection import patterns  # (10 ms: only when needed)
+    from ..errors import SuperviseError
+
+    sets: dict[tuple[str, ...], dict | None] = {}
+    out = set()
+    for s in sessions:
+        extra = tuple((s.get("options") or {}).get("pattern_files") or ())
+        if extra not in sets:
+            try:
+                sets[extra] = patterns.load_all([Path(p) for p in extra])
+            except SuperviseError:
+                sets[extra] = None  # a file broken since the session started: it had its patterns then
+        if not s["agent"] or (sets[extra] is not None and patterns.select(sets[extra], s["agent"]) is None):
+            out.add(s["id"])
     return out
 
 

@@ -12,7 +12,8 @@ agent is idle or busy), then busy and idle. A frame that shows neither keeps the
 redraw between two frames). The state's detail carries the reset time of a limit and the
 context left, where the agent shows it.
 
-Pure: frames and events in, changes out.
+Pure: frames and events in, changes out. (A session whose agent has no pattern set has no
+tracker: `supervise ps` shows it `running`, since nothing on its screen can tell.)
 """
 
 from __future__ import annotations
