@@ -44,30 +44,42 @@ def check_file(
     agent: Optional[str] = typer.Option(None, "--agent", help="Pattern set (default: from the recording's command)."),
     pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file (e.g. the one you are writing)."),
 ) -> None:
-    """Print every pattern match in a recording or text log, with its time or line."""
+    """Print every pattern match in a recording or text log, with its time or line; a pattern
+    that goes over its time limit is turned off and said, as in a live session (exit 1)."""
     from ..detection import patterns
     from ..detection.userturns import user_turns
-    from ..recording.patterncheck import cast_command, check, is_cast, log_lines
+    from ..plaintext import plain
+    from ..recording.patterncheck import cast_command, check, examine, log_lines
 
+    kind = examine(file)  # what the file is comes first: a missing file is not a missing pattern set
     sets = patterns.load_all(pattern_files or [])
-    name = agent or (cast_command(file) if file.is_file() and is_cast(file) else None)
+    name = agent or (cast_command(file) if kind == "cast" else None)
     chosen = patterns.select(sets, name) if name else None
     if chosen is None:
         raise SuperviseError(
-            f"no pattern set for {'agent ' + repr(name) if name else file}",
+            f"no pattern set for {'agent ' + repr(plain(name, newlines=False)) if name else plain(str(file), newlines=False)}",
             f"pass --agent (one of: {', '.join(sorted(sets))})",
             exit_code=2,
         )
-    kind, found = check(file, chosen)
+    turned_off: list[str] = []
+
+    def told(line: str) -> None:
+        turned_off.append(line)
+        typer.echo(line, err=True)
+
+    kind, found = check(file, chosen, told)
     count = 0
     for d in found:
         where = f"{d.t:>9.3f}s" if kind == "cast" else f"line {int(d.t):>5}"
-        values = " ".join(f"{k}={v}" for k, v in d.values.items())
-        typer.echo(f"{where}  {d.kind:<20} {(d.pattern or '-'):<36} {d.text}{'  [' + values + ']' if values else ''}")
+        values = plain(" ".join(f"{k}={v}" for k, v in d.values.items()), newlines=False)
+        typer.echo(f"{where}  {d.kind:<20} {(d.pattern or '-'):<36} {plain(d.text, newlines=False)}{'  [' + values + ']' if values else ''}")
         count += 1
-    typer.echo(f"{count} match{'es' if count != 1 else ''} ({chosen.agent} patterns, {file.name})", err=True)
+    off = f", {len(turned_off)} pattern{'s' if len(turned_off) != 1 else ''} turned off" if turned_off else ""
+    typer.echo(f"{count} match{'es' if count != 1 else ''}{off} ({chosen.agent} patterns, {plain(file.name, newlines=False)})", err=True)
     if chosen.of("user_input"):
         turns = user_turns(log_lines(file), chosen)
         for turn in turns:
-            typer.echo("user input: " + turn.replace("\n", "\n            "))
+            typer.echo("user input: " + plain(turn).replace("\n", "\n            "))
         typer.echo(f"{len(turns)} user message{'s' if len(turns) != 1 else ''} (user_input patterns)", err=True)
+    if turned_off:
+        raise typer.Exit(1)  # the pattern file has a regex to fix

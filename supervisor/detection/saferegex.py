@@ -22,6 +22,12 @@ LIMIT = 0.1  # seconds, plus:
 PER_MB = 1.0  # seconds per MB of text searched
 
 error = re.error
+HINT = "its regex backtracks; make its repeats possessive or anchored"
+
+
+def turned_off(name: str, limit: float, where: str) -> str:
+    """What a pattern that went over its time limit on `where` is told as (then the HINT)."""
+    return f"pattern {name} took over {limit:.1f} s on {where} and is turned off"
 
 
 class Guarded:
@@ -33,6 +39,7 @@ class Guarded:
         self._groupindex = dict(re.compile(pattern, flags).groupindex) if check else None
         self._compiled = None
         self.slow: str | None = None  # why it was turned off
+        self.limit_hit = 0.0  # the time limit it went over, in seconds
 
     @property
     def groupindex(self) -> dict:
@@ -69,8 +76,8 @@ class Guarded:
         return Guarded(self.pattern, self.flags | flags, self.name, check=self._groupindex is not None)
 
     def _turn_off(self, text: str) -> None:
-        self.slow = (f"pattern {self.name or repr(self.pattern)} took over {_limit(text):.1f} s on {len(text):,} characters "
-                     "and is turned off (hint: its regex backtracks; make its repeats possessive or anchored)")
+        self.limit_hit = _limit(text)
+        self.slow = f"{turned_off(self.name or repr(self.pattern), self.limit_hit, f'{len(text):,} characters')} (hint: {HINT})"
 
     def __repr__(self) -> str:
         return f"Guarded({self.pattern!r})"

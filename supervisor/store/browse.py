@@ -1,9 +1,18 @@
 """`supervise browse`: the database in Datasette, with a title, every table and column
-described, sensible sorts and facets, and the queries people want. The same metadata works
+described, sensible sorts and facets, and the queries people want, served on a socket bound
+before its URL is announced. The same metadata works
 with a plain `datasette "$(supervise db-path)" -m FILE` (`supervise browse --print-metadata`).
 How cells look (prompts as text, JSON pretty-printed) is datasette_plugin.py's."""
 
 from __future__ import annotations
+
+import errno
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import SuperviseError
+from ..plaintext import plain
 
 TIMELINE_KINDS = ("compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow", "injection", "agent_compaction")
 
@@ -99,3 +108,108 @@ def metadata() -> dict:
                        "and the text logs (search them). See the queries below.",
         "databases": {"supervise": {"tables": copy.deepcopy(tables), "queries": copy.deepcopy(QUERIES)}},
     }
+
+
+# Serving: the socket is bound before anything is said or written, so the URL announced is
+# the one that answers (`--port 0`: the port the system chose), and a port already taken
+# is said in one line instead of a Datasette that starts, fails and opens the other page.
+
+HOST_HINT = "use 127.0.0.1 for this machine only, or 0.0.0.0 for every network it is on"
+PORTS_TRIED = 100  # after a taken port, how far up to look for a free one to suggest
+
+
+def check_port(port: int) -> None:
+    if not 0 <= port <= 65535:
+        raise SuperviseError(f"--port {port} is not a port", "use 1 to 65535, or 0 for any free port", exit_code=2)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port and listening, or a SuperviseError that says why not."""
+    shown = plain(host, newlines=False)
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except (OSError, UnicodeError) as exc:
+        raise SuperviseError(f"cannot serve on {shown}: no such host or address", HOST_HINT) from exc
+    try:
+        return _bound(family, address)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            free = _next_free(family, address)
+            hint = f"try --port {free}" if free else "try --port 0 for any free port"
+            raise SuperviseError(f"port {port} on {shown} is in use", hint) from exc
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise SuperviseError(f"cannot serve on {shown}: it is not an address of this machine", HOST_HINT) from exc
+        if exc.errno == errno.EACCES:
+            raise SuperviseError(f"port {port} on {shown} is reserved for root", "use a port from 1024 up, e.g. --port 8001") from exc
+        raise SuperviseError(f"cannot serve on {shown} port {port}: {exc.strerror or exc}", HOST_HINT) from exc
+
+
+def url(host: str, sock: socket.socket) -> str:
+    port = sock.getsockname()[1]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def datasette(db: Path, meta: dict):
+    """Datasette over the database, as `datasette serve DB -m FILE` makes it (the plugin comes
+    from its entry point)."""
+    from datasette.app import Datasette
+
+    return Datasette([str(db)], metadata=meta)
+
+
+def serve(sock: socket.socket, ds, announce: Callable[[], None], open_url: str | None = None) -> None:
+    """Serve `ds` on the bound socket until Ctrl-C or SIGTERM, which end it quietly (from
+    `announce` on, called once they would). `open_url`: opened in a browser once the server
+    accepts connections."""
+    import asyncio
+    import signal
+
+    import uvicorn
+
+    # quiet: the announcement was the one line; errors still show
+    server = uvicorn.Server(uvicorn.Config(ds.app(), log_level="warning", access_log=False, lifespan="on"))
+
+    def stop(*_):
+        server.should_exit = True
+
+    # uvicorn takes the signals while it serves and raises them again once done; with these
+    # handlers that ends here, instead of in a KeyboardInterrupt or a death by SIGTERM
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
+    announce()
+
+    async def main() -> None:
+        await ds.invoke_startup()
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        if open_url:
+            while not (server.started or serving.done()):
+                await asyncio.sleep(0.05)
+            if server.started:
+                import webbrowser
+
+                asyncio.get_running_loop().run_in_executor(None, webbrowser.open, open_url)
+        await serving
+
+    asyncio.run(main())
+
+
+def _bound(family: int, address: tuple) -> socket.socket:
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a port the last browse left in TIME_WAIT is free (as uvicorn does)
+        sock.bind(address)
+        sock.listen(2048)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _next_free(family: int, address: tuple) -> int | None:
+    for port in range(address[1] + 1, min(address[1] + PORTS_TRIED, 65535) + 1):
+        try:
+            _bound(family, (address[0], port, *address[2:])).close()
+        except OSError:
+            continue
+        return port
+    return None
