@@ -49,7 +49,7 @@ def ensure_private_dir(path: Path) -> Path:
             except FileExistsError:
                 continue
             os.chmod(level, 0o700)
-        os.chmod(path, 0o700)
+        os.chmod(path, os.stat(path).st_mode & 0o700)  # private; one the user made read-only stays so (and is refused below)
         # a probe of our own: two supervisors starting at once must not unlink each other's
         fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=path)
         os.close(fd)

@@ -106,7 +106,7 @@ def test_unwritable_data_dir_and_corrupt_database(tmp_path, home):
     for args in (["sessions"], ["--", "echo", "hi"]):
         p = run_cli(*args)
         assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1
-        assert "move it aside" in p.stderr
+        assert "supervise doctor --repair" in p.stderr
     assert db.read_bytes() == b"garbage" * 1000
 
 

@@ -14,7 +14,8 @@ from conftest import require, run_cli
 from fakeapi import FakeAnthropic
 from helpers import spawn
 from supervisor.detection import patterns
-from supervisor.doctor import agents, machine, services
+from supervisor.doctor import agents, checks, machine, services
+from supervisor.doctor.report import Check
 from supervisor.recording import asciicast
 from supervisor.terminal import pty_loop
 
@@ -105,6 +106,15 @@ def test_a_package_built_without_a_c_compiler_is_a_warning_with_the_fix():
     assert "apt install gcc python3-dev" in check.fix and "reinstall" in check.fix
 
 
+def test_a_check_that_raises_is_a_problem_row_and_the_others_still_run():
+    def broken():
+        raise KeyError("lost")
+
+    assert checks.guarded("docker", broken) == [Check("docker", "problem", "the check itself failed: KeyError('lost')",
+                                                      "rerun with SUPERVISE_DEBUG=1 for the traceback, and report it")]
+    assert checks.guarded("native", machine.native) == [machine.native()]
+
+
 # -- the command --------------------------------------------------------------------------------
 
 def test_a_healthy_home_is_ok_and_exits_0(tmp_path, home):
@@ -134,8 +144,8 @@ def test_json_gives_every_check_with_its_status(tmp_path):
     checks = json.loads(p.stdout)
     assert p.returncode == 0
     names = [c["name"] for c in checks]
-    assert names[:5] == ["terminal", "native", "data dir", "database", "patterns"]
-    assert {"claude", "codex", "gemini", "opencode", "aider", "hook", "api", "docker", "datasette"} <= set(names)
+    assert names[:6] == ["terminal", "native", "data dir", "database", "config", "patterns"]
+    assert {"claude", "codex", "gemini", "opencode", "aider", "hook", "notify", "api", "docker", "datasette"} <= set(names)
     assert all(c["status"] in ("ok", "warn", "problem") and set(c) == {"name", "status", "detail", "fix"} for c in checks)
 
 
@@ -149,15 +159,16 @@ def test_in_a_terminal_it_says_the_terminal_is_ok(tmp_path):
     child.close()
 
 
-def test_a_corrupt_database_is_a_problem_with_the_command_to_move_it_aside_and_is_left_untouched(tmp_path, home):
+def test_a_corrupt_database_is_a_problem_with_the_command_that_repairs_it_and_is_left_untouched(tmp_path, home):
     home.mkdir(mode=0o700)
     db = home / "supervise.db"
     garbage = b"this is not a database\x00\xff" * 300
     db.write_bytes(garbage)
     p = run_doctor(tmp_path)
     assert p.returncode == 1
-    assert line(p.stdout, "database").startswith(f"problem  database   database {db} is unreadable: file is not a database")
-    assert fix_after(p.stdout, "database") == f"fix: move it aside (mv '{db}' '{db}.corrupt') and run again"
+    assert line(p.stdout, "database") == f"problem  database   database {db} is damaged: SQLite cannot read all of it"
+    assert fix_after(p.stdout, "database") == ("fix: `supervise doctor --repair` keeps what is readable, moves the damaged file "
+                                               "aside and brings every recording back")
     assert line(p.stdout, "data dir").startswith("ok ")
     assert db.read_bytes() == garbage
     assert os.listdir(home) == ["supervise.db"]

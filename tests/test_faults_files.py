@@ -6,8 +6,9 @@
 | a corrupt `.cast` (not asciicast at all)      | one line naming the file; the session list and the   |
 |                                               | other sessions' exports work                         |
 | a truncated database                          | the file as it was (never "repaired" over); one line |
-|                                               | with the `mv` that fixes it; `patterns` commands and |
-|                                               | `doctor` still run                                   |
+|                                               | with the fix (`supervise doctor --repair`, in        |
+|                                               | tests/test_bad_input_database.py); `patterns`        |
+|                                               | commands and `doctor` still run                      |
 | a pattern whose regex backtracks without end  | the session, the terminal and the other patterns:    |
 |                                               | that pattern is turned off at its time limit, and    |
 |                                               | the user is told which one                           |
@@ -32,7 +33,7 @@ def _recorded(text: str) -> dict:
     return latest()
 
 
-def test_a_truncated_recording_keeps_all_before_the_cut():
+def test_a_truncated_recording_keeps_all_before_the_cut(tmp_path):
     run_cli("--", "sh", "-c", "echo kept-before-the-cut; sleep 0.3; echo the-line-cut-in-half", check=True)
     s = latest()
     cast = Path(s["cast_path"])
@@ -42,7 +43,7 @@ def test_a_truncated_recording_keeps_all_before_the_cut():
     text = run_cli("export", s["id"], "--format", "text", check=True).stdout
     assert "kept-before-the-cut" in text
     # the real asciinema stops at a torn line; `export --format cast` writes a whole one
-    repaired = Path(s["cast_path"]).with_name("repaired.cast")
+    repaired = tmp_path / "repaired.cast"  # (export never writes into the sessions folder)
     run_cli("export", s["id"], "--format", "cast", "-o", str(repaired), check=True)
     replay = subprocess.run([which_or_skip("asciinema"), "cat", str(repaired)], capture_output=True, text=True)
     assert replay.returncode == 0 and "kept-before-the-cut" in replay.stdout
@@ -74,11 +75,11 @@ def test_a_truncated_database_is_left_as_it_was_and_said_in_one_line(home):
         done = run_cli(*args)
         assert done.returncode != 0, args
         said = done.stderr.strip().splitlines()
-        assert len(said) == 1 and said[0].startswith("supervise: ") and f"mv '{db}'" in said[0], (args, done.stderr)
+        assert len(said) == 1 and said[0].startswith(f"supervise: database {db} is damaged") and "supervise doctor --repair" in said[0], (args, done.stderr)
     assert db.read_bytes() == before  # nothing written over it
     assert run_cli("patterns", "list").returncode == 0  # what does not need the database still runs
     doctor = run_cli("doctor")
-    assert doctor.returncode == 1 and "database" in doctor.stdout and "mv" in doctor.stdout
+    assert doctor.returncode == 1 and "database" in doctor.stdout and "supervise doctor --repair" in doctor.stdout
 
 
 EVIL = r'''

@@ -80,7 +80,7 @@ def test_corrupt_database_is_refused_with_a_hint_and_left_untouched(tmp_path):
     path.write_bytes(garbage)
     with pytest.raises(SuperviseError) as err:
         Store(path)
-    assert "move it aside" in str(err.value)
+    assert "supervise doctor --repair" in str(err.value)
     assert path.read_bytes() == garbage
 
 

@@ -8,8 +8,10 @@ from datetime import datetime
 from ..store.database import Store
 
 
-def open_store() -> Store:
-    return Store.open_default()
+def open_store(write: bool = True) -> Store:
+    """The database; `write=False` for a command that only reads: it then works on a
+    read-only data directory too."""
+    return Store.open_default(write=write)
 
 
 def local_time(iso: str | None) -> str:

@@ -18,6 +18,7 @@ from .. import paths
 from ..detection import patterns
 from ..errors import SuperviseError
 from ..plaintext import plain
+from ..store.damage import REPAIR, damaged, is_damage
 from .report import REINSTALL, Check
 
 LOW_DISK = 100 * 1024 * 1024
@@ -95,31 +96,39 @@ def data_dir(path: Path) -> Check:
     return data_dir_verdict(path, mode, free, created)
 
 
-def database_verdict(path: Path, integrity: list[str], sessions: int, mode: int) -> Check:
+def database_verdict(path: Path, integrity: list[str], sessions: int, mode: int, unlisted: int = 0) -> Check:
     if integrity != ["ok"]:
-        q = shlex.quote(str(path))
-        return Check("database", "problem", f"{path} fails its integrity check: {'; '.join(integrity[:3])}",
-                     f"move it aside: mv {q} {q}.corrupt (supervise starts a new one; sqlite3's .recover may save what is in it)")
+        said = damaged(path)  # what every command says when it meets the damage
+        return Check("database", "problem", said.message, said.hint)
+    counted = f"{path} ({sessions} session{'s' if sessions != 1 else ''}, integrity ok)"
+    if unlisted:
+        return Check("database", "warn", f"{counted}; {unlisted} recording{'s are' if unlisted != 1 else ' is'} not in the "
+                     f"database ({path.parent / 'sessions'})", f"`{REPAIR}` brings {'them' if unlisted != 1 else 'it'} back")
     if mode & 0o077:
         return Check("database", "warn", f"{path} is mode {mode:04o}: others may read it", f"chmod 600 {shlex.quote(str(path))}")
-    return Check("database", "ok", f"{path} ({sessions} session{'s' if sessions != 1 else ''}, integrity ok)")
+    return Check("database", "ok", counted)
 
 
 def database(path: Path) -> Check:
     from ..store.database import Store
+    from ..store.repair import unlisted
 
     try:
-        store = Store(path)  # creates or migrates it; a corrupt file is left as it is
+        store = Store(path, write=False)  # creates or migrates it where it can be written; a damaged file is left as it is
     except SuperviseError as exc:
         return Check("database", "problem", exc.message, exc.hint)
+    lost = 0
     try:
-        integrity = [row[0] for row in store.db.execute("PRAGMA integrity_check").fetchall()]
-        sessions = store.db["sessions"].count
+        integrity = [row[0] for row in store.conn.execute("PRAGMA integrity_check").fetchall()]
+        sessions = store.count_sessions()
+        lost = len(unlisted(store, path.parent / "sessions"))
     except sqlite3.DatabaseError as exc:
+        if not is_damage(exc):  # busy, locked: the file may well be fine
+            return Check("database", "problem", f"cannot read database {path}: {exc}", "run again once nothing else holds it")
         integrity, sessions = [str(exc)], 0
     finally:
         store.close()
-    return database_verdict(path, integrity, sessions, stat.S_IMODE(path.stat().st_mode))
+    return database_verdict(path, integrity, sessions, stat.S_IMODE(path.stat().st_mode), lost)
 
 
 # -- pattern files and the agent CLIs ------------------------------------------------------------

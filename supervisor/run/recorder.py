@@ -38,6 +38,7 @@ from ..giveback.delivery import GiveBack
 from ..recording import asciicast, logindex
 from ..recording.render import Renderer
 from ..status.statewatch import StateWatch
+from ..store.damage import damaged, is_damage
 from ..store.database import ACTIVE, INTERRUPTED, Store
 from ..store.events import EventSink
 from ..terminal.termmodes import ModeTracker
@@ -121,6 +122,10 @@ class Recorder:
             self._errors.add(where)
             with contextlib.suppress(OSError):  # recorder.err: the detail behind the one line (a full disk may refuse it)
                 traceback.print_exception(exc, file=sys.stderr)
+            if is_damage(exc):  # said as every command says it, with the fix
+                said = damaged(Path(self.config.db_path))
+                self._report(f"supervise: {where} failed: {said.message}; the session goes on (hint: {said.hint})")
+                return
             self._report(f"supervise: {where} failed ({exc}); the session goes on")
 
     def _tell_loop(self, kind: str, t: float, detail: dict) -> None:

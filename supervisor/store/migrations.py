@@ -180,12 +180,18 @@ def applied(conn: sqlite3.Connection) -> list[str]:
     return [name for (name,) in rows]
 
 
+def pending(conn: sqlite3.Connection) -> list[str]:
+    """The migrations this database has yet to have (a database opened read-only cannot have them)."""
+    done = set(applied(conn))
+    return [fn.__name__ for fn in STEPS if fn.__name__ not in done]
+
+
 def apply(conn: sqlite3.Connection) -> None:
     """Bring the database up to date. The steps run in one write transaction (its BEGIN is
     IMMEDIATE, database.py) that decides what is pending once it holds the lock: supervisors
     opening one database at once (`supervise -- claude` and a `supervise ps` beside it) wait
     for each other, and none runs a step another has just run ("duplicate column name")."""
-    if {fn.__name__ for fn in STEPS} <= set(applied(conn)):
+    if not pending(conn):
         return
     import sqlite_utils
 
