@@ -67,6 +67,13 @@ class PatternSet:
     source: Path
     overrides: list[Path] = field(default_factory=list)
     context_low_at: int = DEFAULT_CONTEXT_LOW_AT
+    # With one of these on its command line the agent reads its input from stdin when that is
+    # not a terminal (a one-shot mode); under supervise it then gets supervise's stdin as such.
+    stdin_args: list[str] = field(default_factory=list)
+
+    def reads_stdin(self, argv: list[str]) -> bool:
+        """Whether this command line has the agent read its input from a stdin that is not a terminal."""
+        return bool(set(self.stdin_args) & set(argv[1:]))
 
     def of(self, *events: str) -> list[Pattern]:
         return [p for p in self.patterns if p.event in events]
@@ -107,6 +114,9 @@ def load_file(path: Path, check: bool = True) -> PatternSet:
     commands = agent.get("commands", [name])
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
         raise SuperviseError(f"pattern file {path}: [agent] commands must be a list of strings")
+    stdin_args = agent.get("stdin_args", [])
+    if not isinstance(stdin_args, list) or not all(isinstance(a, str) for a in stdin_args):
+        raise SuperviseError(f"pattern file {path}: [agent] stdin_args must be a list of strings")
     patterns = []
     seen = set()
     for i, raw in enumerate(data.get("patterns", [])):
@@ -136,7 +146,8 @@ def load_file(path: Path, check: bool = True) -> PatternSet:
     low_at = agent.get("context_low_at", DEFAULT_CONTEXT_LOW_AT)
     if not isinstance(low_at, int) or not 0 <= low_at <= 100:
         raise SuperviseError(f"pattern file {path}: [agent] context_low_at must be a whole number from 0 to 100")
-    return PatternSet(name, str(agent.get("title", name)), list(commands), patterns, path, context_low_at=low_at)
+    return PatternSet(name, str(agent.get("title", name)), list(commands), patterns, path, context_low_at=low_at,
+                      stdin_args=list(stdin_args))
 
 
 def _files(directory: Path) -> list[Path]:

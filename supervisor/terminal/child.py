@@ -13,6 +13,25 @@ from ptyprocess import PtyProcess
 # way the agent stops, and we stop with it (the loop's `_child_stopped`).
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP)
 HANDLED = (signal.SIGWINCH, signal.SIGCHLD, *FORWARDED)
+# A signal that ends the run is passed on; an agent that does not end by it gets the next of
+# these, each this long after the one before. SIGINT ends the run only where our stdin is not a
+# terminal: there it is the user's Ctrl-C; at a terminal in raw mode Ctrl-C is a key for the
+# agent, and a SIGINT sent to us is passed on as that key would be.
+KILL_GRACE = 3.0
+_LADDERS = {
+    signal.SIGINT: (signal.SIGTERM, signal.SIGKILL),
+    signal.SIGTERM: (signal.SIGKILL,),
+    signal.SIGHUP: (signal.SIGKILL,),
+    signal.SIGQUIT: (signal.SIGKILL,),
+}
+
+
+def escalation(signum: int, now: float, at_terminal: bool) -> list[tuple[float, int]]:
+    """After `signum` reached us at `now`: the signals still to send, and when ([]: none, the
+    signal does not end the run). `at_terminal`: our stdin is a terminal."""
+    if signum == signal.SIGINT and at_terminal:
+        return []
+    return [(now + KILL_GRACE * (i + 1), then) for i, then in enumerate(_LADDERS.get(signum, ()))]
 
 
 @dataclass

@@ -27,11 +27,16 @@ def _foreground(pgid: int) -> None:
     # tcsetpgrp from outside the foreground group raises SIGTTOU unless it is ignored.
     old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
     try:
-        os.tcsetpgrp(0, pgid)
+        os.tcsetpgrp(_terminal(), pgid)
     except OSError:
         pass  # not a terminal (tests without a PTY): nothing to hand over
     finally:
         signal.signal(signal.SIGTTOU, old)
+
+
+def _terminal() -> int:
+    """The terminal's fd: stdin, unless the agent was given a stdin pipe of its own."""
+    return next((fd for fd in (0, 1, 2) if os.isatty(fd)), 0)
 
 
 def _start(path: str, argv: list[str]) -> int:

@@ -30,7 +30,8 @@ from ptyprocess import PtyProcess
 
 from ..channel import COALESCE, Inbox, Inject, Message, Note, Outbox, Terminal
 from . import tty
-from .child import FORWARDED, HANDLED, Outcome, drain_pipe, exit_code_from_status, ignore, signal_groups
+from .child import FORWARDED, HANDLED, Outcome, drain_pipe, escalation, exit_code_from_status, ignore, signal_groups
+from .stdin import READ_SIZE, Stdin
 from .keys import KeyWatch
 from .termwrite import TermWriter
 from .typist import Typist
@@ -40,13 +41,10 @@ try:
 except ImportError:  # built where no C compiler was found: the loop copies in Python
     native = None
 
-READ_SIZE = 65536
 # After the child exits, grandchildren may still hold the PTY open: read what is already on
 # its way, then stop once output goes quiet.
 DRAIN_QUIET = 0.1
 DRAIN_MAX = 2.0
-# After forwarding SIGTERM/SIGHUP, how long the child gets before SIGKILL.
-KILL_GRACE = 3.0
 # Output not yet taken by the recorder. Past this, we stop reading the PTY until half of it
 # is gone: a flood (`yes`) then runs at the recorder's pace instead of filling memory.
 BACKLOG_CAP = 16 << 20
@@ -69,12 +67,12 @@ class PtyLoop:
         backlog_cap: int = BACKLOG_CAP,
         stop: Callable[[], bool] = lambda: False,
         native_copy: bool = True,
+        stdin_pipe: int | None = None,
     ):
         self.proc = proc
         self.outbox = outbox
         self.inbox = inbox
         self.on_message = on_message or (lambda message: None)
-        self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.size = size
         self.clock = clock
@@ -82,13 +80,13 @@ class PtyLoop:
         self.record_input = record_input
         self.backlog_cap = backlog_cap
         self.stop = stop
-        self.stdin_is_tty = stdin_fd is not None and os.isatty(stdin_fd)
+        self._stdin = Stdin(stdin_fd, stdin_pipe, clock)
         self._pending = bytearray()
         self._status: int | None = None
         self._interrupted_by: int | None = None
-        self._kill_at: float | None = None
+        self._escalate: list[tuple[float, int]] = []  # after a signal that ends the run: the next ones, when
         self._stdout_ok = stdout_fd is not None
-        self._send_eof = False
+        self._last_output = self._last_input = float("-inf")  # when the agent last printed, was last written to
         self._outbox_watched = False  # the recorder's pipe is in the selector (it was full)
         self._keys = KeyWatch()
         self._typist = Typist(self._keys)
@@ -115,11 +113,7 @@ class PtyLoop:
             sel.register(sig_r, selectors.EVENT_READ)
             if self.inbox is not None:
                 sel.register(self.inbox.fd, selectors.EVENT_READ)
-            if self.stdin_fd is not None:
-                try:
-                    sel.register(self.stdin_fd, selectors.EVENT_READ)
-                except (ValueError, OSError):  # e.g. a regular file as stdin: treat as EOF at once
-                    self._stdin_eof(sel)
+            self._stdin.register(sel)
             self._copy(sel, master, sig_r)
         finally:
             signal.set_wakeup_fd(old_wakeup)
@@ -139,17 +133,22 @@ class PtyLoop:
         while True:
             timeout = None
             now = self.clock()
-            if drain_until is not None:
+            more_input = self._take_input(sel, master, now)
+            master_mask = self._master_mask(sel, master, master_mask, drain_until)
+            if more_input:
+                timeout = 0.0
+            elif drain_until is not None:
                 timeout = max(0.0, min(DRAIN_QUIET, drain_until - now))
             typing_due = self._typist.next_due() if self._typist.holding is not None else None
-            due = [at for at in (self._kill_at, typing_due) if at is not None]
+            escalate_at = self._escalate[0][0] if self._escalate and self._status is None else None
+            due = [at for at in (escalate_at, typing_due, self._stdin.eof.next_check(now)) if at is not None]
             if due:
                 wait = max(0.0, min(due) - now)
                 timeout = wait if timeout is None else min(timeout, wait)
             # Under heavy output, frames for the recorder go out in batches; before sleeping,
             # whatever is left goes out so the recorder (and the detector) see it at once.
             events = []
-            if self._pump is not None and timeout is None and master_mask == selectors.EVENT_READ:
+            if self._pump is not None and timeout is None and master_mask == selectors.EVENT_READ and not self._stdin.pipe_waiting:
                 # Nothing due and only output to copy: the copy in C does it until a key, a
                 # signal, a message or the recorder's pipe needs us.
                 self.outbox.flush(force=True)
@@ -168,9 +167,8 @@ class PtyLoop:
             now = self.clock()
             if drain_until is not None and (not events or now >= drain_until):
                 return  # child gone and output quiet (or grandchildren keep talking too long)
-            if self._kill_at is not None and now >= self._kill_at and self._status is None:
-                signal_groups(self.proc, signal.SIGKILL)
-                self._kill_at = None
+            while self._escalate and now >= self._escalate[0][0] and self._status is None:
+                signal_groups(self.proc, self._escalate.pop(0)[1])
             for key, mask in events:
                 fd = key.fd
                 if fd == master:
@@ -197,30 +195,31 @@ class PtyLoop:
                     if self.inbox.closed:
                         sel.unregister(inbox_fd)
                         inbox_fd = None
-                else:
-                    self._read_stdin(sel, now)
+                elif fd == self._stdin.fd:
+                    self._read_stdin(sel, now)  # (the stdin pipe's room: its flush comes next pass)
             if self._typist.holding is not None:
                 self._type_due(now)
-            if self._send_eof and not self._pending:
-                self._send_eof = False
-                self._pending += b"\x04"
             self.outbox.flush()
-            # Once the child has exited, read the little that is left whatever the backlog.
-            if self.outbox.pending > self.backlog_cap and drain_until is None:
-                reading = False
-            elif self.outbox.pending <= self.backlog_cap // 2 or drain_until is not None:
-                reading = True
+
+    def _master_mask(self, sel: selectors.BaseSelector, master: int, mask: int, drain_until: float | None) -> int:
+        """What to wait for on the PTY: its output unless the recorder is too far behind, and
+        room for our input while some waits."""
+        # Once the child has exited, read the little that is left whatever the backlog.
+        if self.outbox.pending > self.backlog_cap and drain_until is None:
+            reading = False
+        elif self.outbox.pending <= self.backlog_cap // 2 or drain_until is not None:
+            reading = True
+        else:
+            reading = bool(mask & selectors.EVENT_READ)
+        wanted = (selectors.EVENT_READ if reading else 0) | (selectors.EVENT_WRITE if self._pending else 0)
+        if wanted != mask:
+            if not wanted:
+                sel.unregister(master)
+            elif not mask:
+                sel.register(master, wanted)
             else:
-                reading = bool(master_mask & selectors.EVENT_READ)
-            mask = (selectors.EVENT_READ if reading else 0) | (selectors.EVENT_WRITE if self._pending else 0)
-            if mask != master_mask:
-                if not mask:
-                    sel.unregister(master)
-                elif not master_mask:
-                    sel.register(master, mask)
-                else:
-                    sel.modify(master, mask)
-                master_mask = mask
+                sel.modify(master, wanted)
+        return wanted
 
     def _read_master(self, master: int, now: float) -> bool:
         # readinto a reused buffer, then an exact-size copy: os.read(fd, 64K) allocates 64 KiB
@@ -241,6 +240,7 @@ class PtyLoop:
             self._reap(block=True)
             return False
         data = bytes(self._read_view[:n])
+        self._last_output = now
         self._write_stdout(data)
         self._write_stdout(self._term.child(data))
         self.outbox.output(now - self.start, data)
@@ -268,6 +268,8 @@ class PtyLoop:
         if not echoed:  # the terminal went away: keep recording, stop echoing
             self._stdout_ok = False
         self.outbox.framed(frames)
+        if frames:
+            self._last_output = self.clock()
         if recent:
             self._write_stdout(self._term.child(recent))
         if why < 0:  # a read failed other than at the end of output (the Python path raises too)
@@ -290,16 +292,15 @@ class PtyLoop:
             self._pending.clear()
             return
         del self._pending[:n]
+        self._last_input = self.clock()
 
     def _read_stdin(self, sel: selectors.BaseSelector, now: float) -> None:
-        try:
-            data = os.read(self.stdin_fd, READ_SIZE)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
+        data = self._stdin.read(sel)
         if not data:
-            self._stdin_eof(sel)
+            return
+        if self.record_input or not self._stdin.is_tty:  # input from a file or a pipe is no secret keystroke
+            self.outbox.input(now - self.start, data)
+        if self._stdin.hand_on(data):
             return
         pressed = self._keys.keys(data, now, now - self.start)
         cancelled, ours = self._term.keys(pressed)
@@ -307,8 +308,6 @@ class PtyLoop:
             self.outbox.note(now - self.start, Note(wait, "cancelled", why="user typed"))
         self._write_stdout(ours)
         self._pending += self._typist.user(data)
-        if self.record_input:
-            self.outbox.input(now - self.start, data)
 
     # -- typing for supervise ------------------------------------------------------------------
 
@@ -325,15 +324,15 @@ class PtyLoop:
         if note is not None:
             self.outbox.note(now - self.start, note)
 
-    def _stdin_eof(self, sel: selectors.BaseSelector) -> None:
-        """Input ended (a pipe or file as stdin): pass EOF on, as the terminal's ^D would."""
-        try:
-            sel.unregister(self.stdin_fd)
-        except (KeyError, ValueError):
-            pass
-        self.stdin_fd = None
-        if not self.stdin_is_tty:
-            self._send_eof = True
+    def _take_input(self, sel: selectors.BaseSelector, master: int, now: float) -> bool:
+        """Input that is not a terminal, between passes (stdin.py): True while a stdin file has
+        more to give and room to take it (the loop does not sleep then)."""
+        if self._stdin.wants_read(len(self._pending)):
+            self._read_stdin(sel, now)
+        if self._status is None:
+            busy = bool(self._pending) or self._typist.holding is not None
+            self._pending += self._stdin.settle(sel, master, now, busy, max(self._last_output, self._last_input))
+        return self._stdin.wants_read(len(self._pending))
 
     def _handle_signals(self, sig_r: int, master: int, now: float) -> bool:
         """Returns True once the child has exited."""
@@ -347,10 +346,11 @@ class PtyLoop:
             elif signum in FORWARDED:
                 self.outbox.signal(now - self.start, signum)
                 signal_groups(self.proc, signum)
-                if signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+                ladder = escalation(signum, now, self._stdin.is_tty)
+                if ladder:  # a signal to end the run: it ends, whether or not the agent listens
                     self._interrupted_by = signum
-                    if self._kill_at is None:
-                        self._kill_at = now + KILL_GRACE
+                    if not self._escalate:
+                        self._escalate = ladder
         return exited or self._status is not None
 
     def _sync_size(self, master: int, now: float) -> None:
@@ -389,4 +389,5 @@ class PtyLoop:
         self._status = status
         self.proc.terminated = True
         return True
+
 

@@ -12,6 +12,7 @@ import termios
 import tty
 
 DEFAULT_SIZE = (80, 24)
+_TIOCGPTN = 0x80045430  # Linux's number for the PTY's slave (not in the termios module)
 
 
 class Raw:
@@ -77,6 +78,30 @@ def size(*fds: int | None, env: dict | None = None) -> tuple[int, int]:
         return int(env.get("COLUMNS", "")), int(env.get("LINES", ""))
     except ValueError:
         return DEFAULT_SIZE
+
+
+def unread_input(master: int) -> int | None:
+    """Bytes the agent's terminal holds that the agent has not read yet (complete lines only,
+    in canonical mode), asked of its slave side; None where that cannot be known."""
+    try:
+        number = struct.unpack("I", fcntl.ioctl(master, getattr(termios, "TIOCGPTN", _TIOCGPTN), b"\0" * 4))[0]
+        slave = os.open(f"/dev/pts/{number}", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        return struct.unpack("i", fcntl.ioctl(slave, termios.FIONREAD, b"\0" * 4))[0]
+    except OSError:
+        return None
+    finally:
+        os.close(slave)
+
+
+def canonical(fd: int) -> bool | None:
+    """Whether the terminal (a PTY's master: its slave's modes) reads whole lines; None: unknown."""
+    try:
+        return bool(termios.tcgetattr(fd)[3] & termios.ICANON)
+    except termios.error:
+        return None
 
 
 def set_size(fd: int, cols: int, rows: int) -> None:
