@@ -1,8 +1,9 @@
 """The command line: a thin layer over the library.
 
 `supervise -- CMD` is the common case. Typer cannot route a bare `--` once the app has
-several commands, so `main` rewrites a leading `--` (or options, or a word that is not a
-command) into `run ...` before Typer sees it.
+several commands, so `main` rewrites a leading `--` (or options, or a program's name) into
+`run ...` before Typer sees it; what is neither a command nor a program, nor an option of
+`run`, is a typo (routing.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import sys
 
 import typer
 
-from . import patterns, running, sessions, tools
+from .. import __version__
+from ..errors import SuperviseError
+from . import patterns, routing, running, sessions, tools
 from .entry import guarded
 from .shared import usage_no_command
 
@@ -43,6 +46,22 @@ app.command("db-path")(tools.db_path)
 app.command()(tools.version)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"supervise {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _top(version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_print_version,
+                                      help="Print the version and exit.")) -> None:
+    pass
+
+
+app.info.help += (f"\n\nTo run an agent: supervise [RUN OPTIONS] -- AGENT [ARGS]. The run options are those of "
+                  f"`supervise run --help`: {', '.join(routing.option_names(running.run))}.")
+
+
 def _flowing(doc: str | None) -> str | None:
     """A docstring as help text: each paragraph one flowing sentence run (Typer would keep
     the docstring's line breaks and break lines mid-sentence)."""
@@ -63,23 +82,37 @@ _flowing_help(app)
 
 
 def route(argv: list[str]) -> list[str]:
-    """Send `supervise -- CMD`, `supervise --name x -- CMD` and `supervise CMD` to `run`
-    (and `--version` to `version`)."""
-    if not argv:
-        return argv
-    first = argv[0]
+    """Send `supervise -- CMD`, `supervise --name x -- CMD` and `supervise CMD` to `run`;
+    refuse a typo before anything runs."""
     commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
     commands |= {g.name for g in app.registered_groups}
-    if first in commands or first in ("-h", "--help"):
-        return argv
-    if first in ("--version", "-V"):
-        return ["version"]
-    return ["run", *argv]
+    return routing.route(argv, commands, routing.run_options(running.run))
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         usage_no_command()
-    # standalone mode: Typer prints usage errors itself and exits 2; ours come to `guarded`.
-    guarded(lambda: app(args=route(argv), prog_name="supervise"))
+    guarded(lambda: _invoke(route(argv)))
+
+
+def _invoke(args: list[str]) -> None:
+    """Run the command as Click's own `main` would, but with its usage errors as our one line
+    and a closed pipe left to `guarded` (Click makes both exit 1)."""
+    try:  # Typer 0.2x carries its own Click; earlier ones use Click itself
+        from typer._click import exceptions as click
+    except ImportError:
+        from click import exceptions as click
+
+    command = typer.main.get_command(app)
+    try:
+        with command.make_context("supervise", args) as ctx:
+            command.invoke(ctx)
+    except (typer.Exit, getattr(click, "Exit", typer.Exit)) as done:
+        sys.exit(done.exit_code)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path.removeprefix("supervise").strip() if exc.ctx else ""
+        raise SuperviseError(f"{where + ': ' if where else ''}{' '.join(exc.format_message().split())}",
+                             f"`supervise {where + ' ' if where else ''}--help` lists what it takes", exit_code=2) from exc
+    except (typer.Abort, getattr(click, "Abort", typer.Abort)):
+        sys.exit(130)

@@ -4,6 +4,7 @@ the agent could start); everything else goes to app.py."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from ..errors import SuperviseError
 
 
 def main() -> None:
+    _standard_fds()
     argv = sys.argv[1:]
     if len(argv) > 1 and argv[0] == "--":
         guarded(lambda: sys.exit(_run(argv[1:])))
@@ -20,11 +22,25 @@ def main() -> None:
     cli_main(argv)
 
 
+def _standard_fds() -> None:
+    """A closed stdin, stdout or stderr (`supervise -- cat <&-`) becomes /dev/null: else the
+    next file we open (the database, the agent's PTY) would take its number and be read or
+    written as if it were the terminal."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+
+
 def _run(command: list[str]) -> int:
     from .. import config
     from ..run.session import RunOptions, run
 
-    config.load()  # a setting that is wrong stops here, not in the recorder
+    config.load(warn=config.to_stderr)  # a setting that is wrong stops here, not in the recorder
     return run(RunOptions(argv=command))
 
 
@@ -33,13 +49,60 @@ def guarded(call: Callable[[], object]) -> None:
     error with the hint for its traceback."""
     try:
         call()
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, while we can still say so
     except SuperviseError as exc:
         if os.environ.get("SUPERVISE_DEBUG"):
             raise
         print(str(exc), file=sys.stderr)
         sys.exit(exc.exit_code)
-    except Exception as exc:
-        if os.environ.get("SUPERVISE_DEBUG"):
-            raise
-        print(f"supervise: internal error: {exc!r} (hint: rerun with SUPERVISE_DEBUG=1 for the traceback)", file=sys.stderr)
+    except BrokenPipeError:
+        # The reader took what it wanted (`supervise show ID | head -1`): done, as `cat` would be.
+        _quiet_stdout()
+        sys.exit(0)
+    except OSError as exc:
+        if not _is_stdout_failure(exc):
+            _internal(exc)
+        _quiet_stdout()
+        print(f"supervise: cannot write the output: {exc.strerror or exc} (hint: check the file or disk it goes to)",
+              file=sys.stderr)
         sys.exit(1)
+    except Exception as exc:
+        if _damage_said(exc):
+            sys.exit(1)
+        _internal(exc)
+
+
+def _damage_said(exc: Exception) -> bool:
+    """A query that met a damaged database (a bad page found only now): the line `doctor` gives."""
+    if "sqlite3" not in sys.modules or os.environ.get("SUPERVISE_DEBUG"):  # (no database was opened)
+        return False
+    from .. import paths
+    from ..store.damage import damaged, is_damage
+
+    if not is_damage(exc):
+        return False
+    print(str(damaged(paths.db_path())), file=sys.stderr)
+    return True
+
+
+def _internal(exc: BaseException) -> None:
+    if os.environ.get("SUPERVISE_DEBUG"):
+        raise exc
+    print(f"supervise: internal error: {exc!r} (hint: rerun with SUPERVISE_DEBUG=1 for the traceback)", file=sys.stderr)
+    sys.exit(1)
+
+
+def _is_stdout_failure(exc: OSError) -> bool:
+    """A write to our standard output failed (ENOSPC on /dev/full, EIO): raised from the
+    flush of stdout, whose error carries no file name."""
+    return exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG, errno.EPIPE) and exc.filename is None
+
+
+def _quiet_stdout() -> None:
+    """Nothing more goes to a stdout that failed (not even at exit, whose flush would fail again)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

@@ -56,7 +56,7 @@ def run(
         pattern_files=[str(p) for p in pattern_files or []], inject=_check_inject(inject),
         summary_backend=summary_backend, on_limit=on_limit, notify=notify,
     )
-    config.load(backend=summary_backend, on_limit=on_limit, notify=notify)  # a setting that is wrong stops here, not in the recorder
+    config.load(backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr)  # a setting that is wrong stops here, not in the recorder
     raise typer.Exit(run_session(opts))
 
 
@@ -73,6 +73,7 @@ def resume(
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
     on_limit: Optional[str] = typer.Option(None, "--on-limit", help=ON_LIMIT_HELP),
     notify: Optional[str] = typer.Option(None, "--notify", help=NOTIFY_HELP),
+    force: bool = typer.Option(False, "--force", help="Resume it even while another supervise runs it or resumes it."),
 ) -> None:
     """Start a new session linked to an earlier one: same command, directory, agent and
     options; for Claude Code with `--resume <its session id>`; or, with --with, another agent
@@ -82,7 +83,7 @@ def resume(
     from ..giveback import claude
     from ..run.session import RunOptions, run as run_session
 
-    config.load(backend=summary_backend, on_limit=on_limit, notify=notify)  # a setting that is wrong stops here, not in the recorder
+    config.load(backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr)  # a setting that is wrong stops here, not in the recorder
     if agent_name and not with_agent:
         raise SuperviseError("--agent goes with --with", "a session resumed as it was keeps its pattern set", exit_code=2)
     store = open_store()
@@ -95,6 +96,10 @@ def resume(
     else:
         raise SuperviseError("which session?", "give an id (`supervise sessions` lists them) or --last", exit_code=2)
     store.close()
+    if not old["cwd"]:  # brought back from its recording, which does not say where it ran
+        old["cwd"] = str(Path.cwd())
+        print(f"supervise: the directory session {old['id']} ran in is not known (it was brought back from its recording): "
+              f"resuming it here, in {plain(old['cwd'], newlines=False)}", file=sys.stderr)
     if not Path(old["cwd"]).is_dir():
         raise SuperviseError(f"the session's directory {old['cwd']} no longer exists", "recreate it or cd elsewhere and run anew")
     options = old.get("options") or {}
@@ -126,7 +131,7 @@ def resume(
         pattern_files=[p for p in options.get("pattern_files", []) if Path(p).exists()],
         # a hand-off is for giving the context: as the earlier session was run or not
         inject=_check_inject(inject or ("auto" if with_agent else options.get("inject", "auto"))),
-        summary_backend=summary_backend, on_limit=on_limit, notify=notify,
+        summary_backend=summary_backend, on_limit=on_limit, notify=notify, force=force,
     )
     raise typer.Exit(run_session(opts))
 

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from .. import paths
 from ..errors import SuperviseError
 from ..plaintext import json_rows, json_text, plain
 from .shared import BACKEND_HELP, local_time, open_store
 
 SESSIONS_SHOWN = 50  # `supervise sessions` without --all: a screenful or two, not thousands of lines
+# A row of `supervise sessions` stays one line: its name and command clipped (--json has them whole).
+NAME_SHOWN = 40
+LABEL_SHOWN = 200  # the name and command, written to a pipe or a file
+LABEL_MIN = 20  # however narrow the terminal
 
 
 def sessions(
@@ -22,7 +26,7 @@ def sessions(
     show_all: bool = typer.Option(False, "--all", "-a", help="Show every session."),
 ) -> None:
     """List sessions, newest first."""
-    store = open_store()
+    store = open_store(write=False)
     rows = store.sessions(None if show_all else limit)
     if as_json:
         typer.echo(json_rows(rows))
@@ -30,13 +34,27 @@ def sessions(
         typer.echo("No sessions yet. Start one with: supervise -- COMMAND")
     else:
         lines = [f"{'ID':<8} {'STATUS':<12} {'STARTED':<17} {'EXIT':>4}  {'AGENT':<10} COMMAND"]
+        room = _label_room(len(lines[0]) - len("COMMAND"))
         for r in rows:
             exit_code = "" if r["exit_code"] is None else str(r["exit_code"])
-            label = plain(r["command"] if not r["name"] else f"{r['name']}: {r['command']}", newlines=False)
+            command = plain(r["command"], newlines=False)
+            label = clip(f"{clip(plain(r['name'], newlines=False), NAME_SHOWN)}: {command}" if r["name"] else command, room)
             lines.append(f"{r['id']:<8} {r['status']:<12} {local_time(r['started']):<17} {exit_code:>4}  {(r['agent'] or '')[:10]:<10} {label}")
         typer.echo("\n".join(lines))
     if not show_all and len(rows) == limit and (total := store.count_sessions()) > limit:
         typer.echo(f"supervise: the newest {limit:,} of {total:,} sessions (--all for every one, --limit N for more)", err=True)
+
+
+def _label_room(used: int) -> int:
+    """Characters left for a row's name and command: the terminal's width past the other
+    columns, or LABEL_SHOWN where there is no terminal (a pipe, a file)."""
+    columns = shutil.get_terminal_size((0, 0)).columns
+    return max(LABEL_MIN, columns - used) if columns else LABEL_SHOWN
+
+
+def clip(text: str, most: int) -> str:
+    """`text` cut to `most` characters, an ellipsis saying so."""
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def ps(
@@ -49,7 +67,7 @@ def ps(
 
     from ..status import ps as listing
 
-    store = open_store()
+    store = open_store(write=False)
     try:
         while True:
             items = listing.rows(store)
@@ -73,7 +91,7 @@ def show(
     """Show one session with its events, its context rounds and related sessions."""
     from ..recording.export import session_json
 
-    store = open_store()
+    store = open_store(write=False)
     data = session_json(store, store.resolve(session_id))
     data["contexts"] = [{k: c[k] for k in CONTEXT_KEYS} for c in store.contexts(data["id"])]
     if as_json:
@@ -113,28 +131,25 @@ def _context_origin(c: dict) -> str:
 def export(
     session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
     fmt: str = typer.Option("text", "--format", "-f", help="text (the text log), cast (the asciicast recording) or json."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE instead of stdout."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE (- for stdout, the default); never over supervise's own files."),
+    force: bool = typer.Option(False, "--force", help="Replace FILE if it exists (its mode is kept)."),
     redact: bool = typer.Option(False, "--redact", help="Mask secrets (API keys, tokens, passwords, private keys)."),
 ) -> None:
     """Export a session as a text log, the raw asciicast recording, or JSON."""
+    from ..recording import exportfile
     from ..recording.export import FORMATS, export as export_session
 
     if fmt not in FORMATS:
         raise SuperviseError(f"unknown format '{fmt}'", f"use one of: {', '.join(FORMATS)}", exit_code=2)
-    store = open_store()
-    chunks = export_session(store, store.resolve(session_id), fmt, redact=redact)
-    if output is None:
+    to_stdout = output is None or str(output) == "-"
+    where = None if to_stdout else exportfile.target(output, force)  # refused before anything is read
+    store = open_store(write=False)
+    chunks = export_session(store, store.resolve(session_id), fmt, redact=redact, warn=lambda line: typer.echo(line, err=True))
+    if where is None:
         for chunk in chunks:
             sys.stdout.write(chunk)
         return
-    first = next(chunks, "")  # resolve errors before creating the file
-    try:
-        with paths.open_private(output, "w", encoding="utf-8") as fh:
-            fh.write(first)
-            for chunk in chunks:
-                fh.write(chunk)
-    except OSError as exc:
-        raise SuperviseError(f"cannot write {output}: {exc.strerror or exc}") from exc
+    exportfile.write(where, chunks)
 
 
 def summarize(
@@ -164,7 +179,7 @@ def context_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the whole context record as JSON."),
 ) -> None:
     """Print the latest context prompt of a session."""
-    store = open_store()
+    store = open_store(write=False)
     session = store.resolve(session_id)
     row = store.latest_context(session["id"])
     if row is None:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 
 import typer
 
 from .. import __version__, paths
-from ..plaintext import json_text
+from ..plaintext import json_text, plain
 from .shared import open_store
 
 
 def browse(
-    port: int = typer.Option(8001, "--port", help="Port to serve on."),
+    port: int = typer.Option(8001, "--port", help="Port to serve on (0: any free port)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (this machine only by default)."),
     open_browser: bool = typer.Option(False, "--open", help="Open it in a browser."),
     print_metadata: bool = typer.Option(False, "--print-metadata", help="Print the Datasette metadata and exit."),
@@ -26,23 +24,31 @@ def browse(
     if print_metadata:
         typer.echo(json.dumps(meta, indent=2, ensure_ascii=False))
         return
-    open_store().close()  # created and up to date before Datasette reads it
-    path = paths.db_path().with_name("supervise.metadata.json")
-    with paths.open_private(path, "w", encoding="utf-8") as fh:  # next to the database, for plain `datasette` too
-        json.dump(meta, fh, indent=2, ensure_ascii=False)
-    argv = [sys.executable, "-m", "datasette", "serve", str(paths.db_path()), "--metadata", str(path), "--host", host, "--port", str(port)]
-    if open_browser:
-        argv.append("--open")
-    typer.echo(f"supervise: serving {paths.db_path()} at http://{host}:{port}/ (Ctrl-C to stop)", err=True)
-    os.execv(sys.executable, argv)
+    browsing.check_port(port)
+    with browsing.listen(host, port) as sock:  # before anything is written: a refused browse changes nothing
+        open_store().close()  # created and up to date before Datasette reads it
+        path = paths.db_path().with_name("supervise.metadata.json")
+        with paths.open_private(path, "w", encoding="utf-8") as fh:  # next to the database, for plain `datasette` too
+            json.dump(meta, fh, indent=2, ensure_ascii=False)
+        ds = browsing.datasette(paths.db_path(), meta)
+        url = browsing.url(host, sock)
+        said = f"supervise: serving {plain(str(paths.db_path()), newlines=False)} at {url} (Ctrl-C to stop)"
+        browsing.serve(sock, ds, lambda: typer.echo(said, err=True), open_url=url + "supervise" if open_browser else None)
 
 
-def doctor(as_json: bool = typer.Option(False, "--json", help="Print a JSON array.")) -> None:
-    """Check the terminal, data directory, database, pattern files, agent CLIs, hook, API key,
-    Docker and Datasette: each ok, warn or problem (with the fix); exit 1 on a problem."""
+def doctor(
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array (with --repair: what was done, as an object)."),
+    repair: bool = typer.Option(False, "--repair", help="Repair the database instead of checking: a damaged one is moved "
+                                "aside and what is readable kept; every recording it does not list is brought back."),
+) -> None:
+    """Check the terminal, data directory, database, settings, pattern files, agent CLIs, hook,
+    notify command, API key, Docker and Datasette: each ok, warn or problem (with the fix);
+    exit 1 on a problem. With --repair, repair the database and bring back every recording."""
     from ..doctor import report
     from ..doctor.checks import run_all
 
+    if repair:
+        _repair(as_json)
     checks = []
     for check in run_all():
         checks.append(check)
@@ -54,6 +60,21 @@ def doctor(as_json: bool = typer.Option(False, "--json", help="Print a JSON arra
     else:
         typer.echo(report.summary(checks), err=True)
     raise typer.Exit(1 if report.broken(checks) else 0)
+
+
+def _repair(as_json: bool) -> None:
+    from ..doctor.repair import repair, said
+
+    done = repair()
+    if as_json:
+        back = done.reimported
+        typer.echo(json_text({"database": str(done.database), "moved_to": str(done.moved_to) if done.moved_to else None,
+                              "kept": done.kept, "reimported": back.ids, "logs_rendered": back.logs_rendered,
+                              "unreadable": back.unreadable}))
+    else:
+        for line in said(done):
+            typer.echo(plain(line, newlines=False), err=True)
+    raise typer.Exit(0 if done.complete else 1)
 
 
 def db_path() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import shlex
 import shutil
@@ -16,8 +15,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ptyprocess import PtyProcess
-
 from .. import paths
 from ..channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, Outbox, RecorderConfig
 from ..detection import patterns, transcript
@@ -25,14 +22,12 @@ from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
 from ..giveback import claude
 from ..giveback.hook import SOCKET_ENV
-from ..store.database import COMPLETED, FAILED, INTERRUPTED, Store, supervisor_alive, utcnow
+from ..store.database import ACTIVE, COMPLETED, FAILED, INTERRUPTED, Store, supervisor_alive, utcnow
 from ..store.events import EventSink
 from ..terminal import tty
 from ..terminal.pty_loop import PtyLoop
-
-# The agent's session leader, so that Ctrl-Z works in the agent (see jobshell.py).
-JOBSHELL = str(Path(__file__).resolve().parent.parent / "terminal" / "jobshell.py")
-
+from .claim import Claimed, claim
+from .spawn import spawn
 
 # How long the supervisor waits for the recorder at the end before leaving it to finish alone.
 RECORDER_WAIT = 15.0
@@ -53,6 +48,7 @@ class RunOptions:
     summary_backend: str | None = None  # --summary-backend; None: the config's (it is not stored: resume takes its own)
     on_limit: str | None = None  # --on-limit; None: the config's (not stored either)
     notify: str | None = None  # --notify; None: the config's (not stored either)
+    force: bool = False  # resume the parent even while another supervisor carries it on
 
     @property
     def stored(self) -> dict:
@@ -103,6 +99,8 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
             file=stderr,
         )
     store = Store.open_default(env)  # a database that cannot be opened stops us here, before the agent starts
+    if opts.parent_id and not opts.force:
+        cleanup.callback(os.close, _claim_parent(store, opts.parent_id, env))
     command = shlex.join(opts.argv)
     sid = store.free_id()
     session = dict(name=opts.name, command=command, argv=opts.argv, agent=agent, cwd=opts.cwd, pid=os.getpid(),
@@ -112,6 +110,7 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
     except SuperviseError:
         store.create_session(sid, **session, status=FAILED, exit_code=1, ended=utcnow())
         raise
+    cleanup.callback(os.close, claim(sid, sdir))
     cast_path, log_path = sdir / "session.cast", sdir / "session.log"
     session.update(cast_path=str(cast_path), log_path=str(log_path))
 
@@ -136,12 +135,9 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
     start = time.monotonic()
     started_wall = time.time()
     try:
-        program = _find_program(spawn_argv[0], child_env, opts.cwd)
-        proc = PtyProcess.spawn(
-            [sys.executable, "-S", "-P", JOBSHELL, program, *spawn_argv],
-            cwd=opts.cwd, env=child_env, dimensions=(rows, cols), preexec_fn=_restore_signals,
-        )
-    except (OSError, FileNotFoundError) as exc:
+        proc, stdin_pipe = spawn(spawn_argv, cwd=opts.cwd, env=child_env, size=(cols, rows),
+                                 stdin_fd=stdin_fd if pattern_set and pattern_set.reads_stdin(opts.argv) else None)
+    except OSError as exc:
         code = 127 if isinstance(exc, FileNotFoundError) else 126
         store.create_session(sid, **session, status=FAILED, exit_code=code, ended=utcnow())
         EventSink(store, sid).emit("spawn_failed", 0.0, {"error": str(exc), "command": opts.argv[0]}, None)
@@ -214,6 +210,7 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
         record_input=opts.record_input,
         start=start,
         stop=terminal.stop,
+        stdin_pipe=stdin_pipe,
     )
     outcome = None
     with terminal:
@@ -260,6 +257,15 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
     return outcome.exit_code
 
 
+def _claim_parent(store: Store, parent_id: str, env: Mapping[str, str]) -> int:
+    """Carry on the parent session only if no live supervisor does: its own (a session run
+    by an older supervise holds no claim, so its row is asked too) or another resume's."""
+    parent = store.get_session(parent_id)
+    if parent["status"] == ACTIVE and parent["pid"] != os.getpid() and supervisor_alive(parent["pid"]):
+        raise Claimed(parent_id, parent["pid"])
+    return claim(parent_id, paths.ensure_private_dir(paths.session_dir(parent_id, env)))
+
+
 def _injection_notes(sid: str, opts: RunOptions, inject: str, given: list[dict], compacted: bool) -> list[str]:
     """One line after the agent exits on what was given back (or how to get it)."""
     if given:
@@ -271,21 +277,6 @@ def _injection_notes(sid: str, opts: RunOptions, inject: str, given: list[dict],
     if inject == "off":
         return [f"supervise: context injection was off; the session context: supervise context {whose}"]
     return [f"supervise: the session context was not given to the agent; see it with: supervise context {whose}"]
-
-
-def _find_program(name: str, env: Mapping[str, str], cwd: str | None) -> str:
-    """The agent's program as exec would find it (the job shell between us runs it)."""
-    if "/" in name:
-        path = os.path.join(cwd or os.getcwd(), name)
-        if not os.path.exists(path):
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
-        if os.path.isdir(path) or not os.access(path, os.X_OK):
-            raise PermissionError(errno.EACCES, "Permission denied", name)
-        return path
-    found = shutil.which(name, path=env.get("PATH", os.defpath))
-    if found is None:
-        raise FileNotFoundError(errno.ENOENT, "command not found", name)
-    return found
 
 
 def _finish(store: Store, sid: str, status: str, exit_code: int) -> str | None:
@@ -338,14 +329,6 @@ def _start_recorder(config: RecorderConfig, env: Mapping[str, str], sdir: Path) 
     return Outbox(frames_w), Inbox(back_r), proc
 
 
-def _restore_signals() -> None:
-    """Python ignores SIGPIPE and SIGXFSZ, and an ignored signal survives exec: give the
-    child the defaults a shell would (else `yes | head` complains of a broken pipe)."""
-    for name in ("SIGPIPE", "SIGXFSZ"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-
-
 def _restore_modes(stdout_fd: int | None, sequence: str) -> None:
     if not sequence or stdout_fd is None or not os.isatty(stdout_fd):
         return
@@ -368,7 +351,7 @@ def _on_failure(*actions: Callable[[], object]):
     return on_exit
 
 
-def _terminate(proc: PtyProcess) -> None:
+def _terminate(proc) -> None:
     """The run failed: the agent must not outlive it (and its PTY is closed)."""
     try:
         proc.close(force=True)

@@ -18,7 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
+from ..plaintext import plain
 from ..errors import SuperviseError
+from . import readonly
+from .damage import damaged, is_damage
 from .migrations import apply as _apply_migrations
 
 if TYPE_CHECKING:
@@ -29,6 +32,15 @@ ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
 ID_LENGTH = 6
 
 ACTIVE, COMPLETED, FAILED, INTERRUPTED = "active", "completed", "failed", "interrupted"
+# Longer than any id this or an older supervise made: not an id (and not a LIKE pattern to run).
+MAX_ID_LENGTH = 32
+
+
+def _clipped(text: str, most: int = 40) -> str:
+    """A word the user gave, as an error quotes it: one line, no control keys, not too long."""
+    text = plain(text, newlines=False)
+    return text if len(text) <= most else text[:most] + "…"
+
 
 def utcnow() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -88,31 +100,43 @@ class Store:
     Its own queries are plain sqlite3: sqlite-utils (`self.db`, for the modules that build
     rows with it) is loaded on first use, as its import costs 40-45 ms of every command."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, write: bool = True):
+        """`write=False`: a command that only reads, which opens the database read-only where
+        it cannot be written (nothing is created, migrated or made private then)."""
         self.path = Path(path)
-        paths.ensure_private_dir(self.path.parent)
-        existed = self.path.exists()
+        self.read_only = not write and readonly.cannot_write(self.path)
         try:
-            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False, isolation_level="IMMEDIATE",
-                                        factory=_Connection)
-            if not existed:
-                os.chmod(self.path, 0o600)
-            _use_wal(self.conn, BUSY_TIMEOUT)
-            _apply_migrations(self.conn)
-        except sqlite3.OperationalError as exc:  # locked, read-only, out of disk: the file is fine
+            if self.read_only:
+                self.conn = readonly.connect(self.path, BUSY_TIMEOUT, check_same_thread=False, factory=_Connection)
+            else:
+                self.conn = self._open_to_write()
+        except sqlite3.DatabaseError as exc:
+            if is_damage(exc):  # not a database, or a damaged one: left as it is for `doctor --repair`
+                raise damaged(self.path) from exc
+            # locked, read-only, out of disk: the file is fine
             raise SuperviseError(f"cannot open database {self.path}: {exc}",
                                  "another program holds it locked: close that and run again" if "locked" in str(exc) else None
                                  ) from exc
-        except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
-            raise SuperviseError(
-                f"database {self.path} is unreadable: {exc}",
-                f"move it aside (mv '{self.path}' '{self.path}.corrupt') and run again",
-            ) from exc
         self._db = None
 
+    def _open_to_write(self) -> sqlite3.Connection:
+        paths.ensure_private_dir(self.path.parent)
+        existed = self.path.exists()
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False, isolation_level="IMMEDIATE",
+                               factory=_Connection)
+        try:
+            if not existed:
+                os.chmod(self.path, 0o600)
+            _use_wal(conn, BUSY_TIMEOUT)
+            _apply_migrations(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
     @classmethod
-    def open_default(cls, env: Mapping[str, str] | None = None) -> "Store":
-        return cls(paths.db_path(env))
+    def open_default(cls, env: Mapping[str, str] | None = None, write: bool = True) -> "Store":
+        return cls(paths.db_path(env), write)
 
     @property
     def db(self) -> "sqlite_utils.Database":
@@ -194,16 +218,19 @@ class Store:
         prefix = prefix.strip().lower()
         if not prefix:
             raise SuperviseError("empty session id", "run `supervise sessions` to list ids")
+        if len(prefix) > MAX_ID_LENGTH:
+            raise SuperviseError(f"'{_clipped(prefix)}' is not a session id: ids are {ID_LENGTH} letters and digits",
+                                 "run `supervise sessions` to list ids")
         rows = self._rows(
             "select id from sessions where id like ? escape '\\' order by started desc",
             [prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"],
         )
         if not rows:
-            raise SuperviseError(f"no session matches '{prefix}'", "run `supervise sessions` to list ids")
+            raise SuperviseError(f"no session matches '{_clipped(prefix)}'", "run `supervise sessions` to list ids")
         if len(rows) > 1 and not any(r["id"] == prefix for r in rows):
             ids = ", ".join(r["id"] for r in rows[:5])
             raise SuperviseError(
-                f"'{prefix}' is ambiguous: it matches {len(rows)} sessions ({ids})",
+                f"'{_clipped(prefix)}' is ambiguous: it matches {len(rows)} sessions ({ids})",
                 "type more characters of the id",
             )
         self.mark_dead_sessions()
@@ -220,7 +247,10 @@ class Store:
         return [_decode_session(r) for r in self._rows("select * from sessions where parent_id = ? order by started", [session_id])]
 
     def mark_dead_sessions(self) -> None:
-        """A session whose supervisor process is gone (killed, crashed) is `interrupted`, not `active`."""
+        """A session whose supervisor process is gone (killed, crashed) is `interrupted`, not `active`
+        (said when the database can be written; read-only, it stays as it reads)."""
+        if self.read_only:
+            return
         for session_id, pid in self.conn.execute("select id, pid from sessions where status = ?", [ACTIVE]).fetchall():
             if not supervisor_alive(pid):
                 self.update_session(session_id, status=INTERRUPTED)
@@ -232,6 +262,8 @@ class Store:
         """The sessions whose supervisor is alive, newest first."""
         self.mark_dead_sessions()
         rows = self._rows("select * from sessions where status = ? order by started desc, rowid desc", [ACTIVE])
+        if self.read_only:  # (not marked: looked at)
+            rows = [r for r in rows if supervisor_alive(r["pid"])]
         return [_decode_session(r) for r in rows]
 
     # -- events -----------------------------------------------------------------------------

@@ -1,0 +1,77 @@
+"""Where a command line goes, and which command lines are typos.
+
+`supervise -- CMD`, `supervise --name x -- CMD` and `supervise CMD` run CMD; a word that is
+neither one of our commands nor a program, and an option before `--` that `run` does not
+have, are typos: refused before anything runs or is recorded, with the nearest right word.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import shutil
+from collections.abc import Callable, Iterable, Mapping
+
+from ..errors import SuperviseError
+from ..plaintext import plain
+
+TOP_LEVEL = ("-h", "--help", "--version", "-V")
+
+
+def run_options(command: Callable) -> dict[str, bool]:
+    """Each option of a Typer command (every spelling) and whether it takes a value."""
+    options = {}
+    for param in inspect.signature(command).parameters.values():
+        for decl in getattr(param.default, "param_decls", None) or ():
+            options[decl] = str(param.annotation) != "bool"
+    return {**options, "-h": False, "--help": False}
+
+
+def option_names(command: Callable) -> list[str]:
+    """The options of a Typer command as its help names them: `--name/-n`."""
+    return ["/".join(param.default.param_decls) for param in inspect.signature(command).parameters.values()
+            if getattr(param.default, "param_decls", None)]
+
+
+def route(argv: list[str], commands: Iterable[str], options: Mapping[str, bool]) -> list[str]:
+    """The command line Typer is to see."""
+    first = argv[0]
+    if first == "run":
+        check_options(argv[1:], options)
+        return argv
+    if first in commands or first in TOP_LEVEL:
+        return argv
+    if first == "help":
+        return ["--help", *argv[1:]]
+    if first.startswith("-") and first != "-":
+        check_options(argv, options)
+        return ["run", *argv]
+    if "/" not in first and shutil.which(first) is None:
+        raise SuperviseError(f"unknown command '{_quoted(first)}'", _nearest(first, commands, "supervise ")
+                             or "`supervise --help` lists the commands; a program to run goes after `--`", exit_code=2)
+    return ["run", *argv]
+
+
+def check_options(args: list[str], options: Mapping[str, bool]) -> None:
+    """Every option before the command (`--` or the first plain word) is one of `options`."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--" or not arg.startswith("-") or arg == "-":
+            return
+        name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
+        if name not in options:
+            raise SuperviseError(f"unknown option '{_quoted(name)}'", _nearest(name, options, "")
+                                 or "`supervise run --help` lists the options", exit_code=2)
+        takes_value = options[name] and "=" not in arg and (arg.startswith("--") or len(arg) == 2)
+        i += 2 if takes_value else 1
+
+
+def _nearest(word: str, choices: Iterable[str], prefix: str) -> str | None:
+    near = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return f"did you mean `{prefix}{near[0]}`?" if near else None
+
+
+def _quoted(word: str) -> str:
+    word = plain(word, newlines=False)
+    return word if len(word) <= 40 else word[:40] + "…"

@@ -1,0 +1,51 @@
+"""One supervisor at a time carries a session on: its own, while it runs, or the one that
+resumes it. The claim is an exclusive lock on a file in the session's folder, held for the
+supervisor's life (the kernel lets it go however the process ends), with the holder's pid
+written in it for the one that is refused.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from ..errors import SuperviseError
+
+LOCK_NAME = "supervisor.lock"
+
+
+class Claimed(SuperviseError):
+    """Another live supervisor carries the session on."""
+
+    def __init__(self, session_id: str, pid: int | None):
+        self.pid = pid
+        who = f"supervise pid {pid}" if pid else "another supervise"
+        end = f", or `kill {pid}` to end it" if pid else ""
+        super().__init__(f"session {session_id} is running under {who}",
+                         f"switch to the terminal it runs in{end}; --force resumes it anyway", exit_code=1)
+
+
+def claim(session_id: str, folder: Path) -> int:
+    """Take the session's claim: the open lock file's descriptor, to keep open while the
+    session is carried on; Claimed if another supervisor holds it."""
+    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pid = holder(fd)
+        os.close(fd)
+        raise Claimed(session_id, pid) from None
+    except OSError:
+        os.close(fd)
+        raise
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+def holder(fd: int) -> int | None:
+    try:
+        return int(os.pread(fd, 32, 0).decode().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
