@@ -64,6 +64,19 @@ def run_cli(*args, input=None, env=None, check=False, timeout=60, cwd=None):
     return proc
 
 
+def run_cli_unprivileged(*args, env=None):
+    """`run_cli` as a user whom file modes bind. As root: `unshare --user`, a user namespace
+    with no one mapped, where we still own our files but lose the power to read or write what
+    their modes forbid."""
+    prefix = []
+    if os.geteuid() == 0:
+        unshare = shutil.which("unshare")
+        works = unshare is not None and subprocess.run([unshare, "--user", "true"], capture_output=True).returncode == 0
+        require(works, "root ignores file modes, and `unshare --user` (util-linux, with user namespaces) is not available here")
+        prefix = [unshare, "--user"]
+    return subprocess.run([*prefix, *SUPERVISE, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
 SANDBOX_IMAGE = "supervise-sandbox-test:latest"  # built by scripts/docker-up
 
 

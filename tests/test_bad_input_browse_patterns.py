@@ -15,7 +15,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from conftest import SUPERVISE, run_cli
+from conftest import SUPERVISE, run_cli, run_cli_unprivileged
 from helpers import latest, spawn, wait_for
 from procs import session_processes
 from supervisor import paths
@@ -199,11 +199,10 @@ def test_a_binary_file_is_said_to_be_neither_a_recording_nor_a_text_log(tmp_path
     assert done.stderr == f"supervise: {binary} is neither a recording nor a text log: it holds binary data {GIVE}\n"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its permissions")
 def test_an_unreadable_file_is_said_to_be_unreadable(tmp_path):
     log = tmp_path / "session.log"
     log.write_text("Conversation compacted\n")
     log.chmod(0)
-    done = run_cli("patterns", "check", "--agent", "claude", str(log))
+    done = run_cli_unprivileged("patterns", "check", "--agent", "claude", str(log))
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == f"supervise: cannot read {log}: Permission denied (hint: check its permissions)\n"

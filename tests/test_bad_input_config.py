@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, run_cli_unprivileged
 
 
 @pytest.fixture
@@ -109,9 +109,7 @@ def test_a_key_written_into_api_key_env_is_refused_and_never_shown(cfg):
 def test_an_unreadable_config_file_is_an_error_not_the_defaults(cfg):
     path = write(cfg, '[limits]\non_limit = "wait"\n')
     path.chmod(0)
-    if os.access(path, os.R_OK):
-        pytest.skip("running as root: every file is readable")
-    p = run_cli("--", "true", env=env_of(cfg))
+    p = run_cli_unprivileged("--", "true", env=env_of(cfg))
     assert (p.returncode, p.stderr) == (2, f"supervise: cannot read {path}: Permission denied "
                                            "(hint: make it readable (chmod 600 it), or move it aside)\n")
     assert sessions(env_of(cfg)) == []

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SUPERVISE, require, run_cli
+from conftest import SUPERVISE, require, run_cli, run_cli_unprivileged
 
 CONTEXT_NOTE = "recordings hold no contexts: `supervise summarize ID` makes one"
 
@@ -210,22 +210,6 @@ def test_a_database_is_not_repaired_under_a_session_still_running(home):
 
 # -- a read-only data directory -------------------------------------------------------------------
 
-def unprivileged() -> list[str]:
-    """How to run a command as a user whom file permissions bind. As root: `unshare --user`,
-    a user namespace with no one mapped, where we still own our files but lose the power to
-    write what their modes forbid."""
-    if os.geteuid() != 0:
-        return []
-    unshare = shutil.which("unshare")
-    works = unshare is not None and subprocess.run([unshare, "--user", "true"], capture_output=True).returncode == 0
-    require(works, "root ignores file modes, and `unshare --user` (util-linux, with user namespaces) is not available here")
-    return [unshare, "--user"]
-
-
-def run_bound(*args):
-    return subprocess.run([*unprivileged(), *SUPERVISE, *args], capture_output=True, text=True, timeout=60)
-
-
 @pytest.fixture
 def read_only(home):
     """Three sessions in a data directory (and database) then made read-only; made writable again after."""
@@ -248,24 +232,24 @@ def test_commands_that_only_read_work_on_a_read_only_data_directory(home, read_o
     sessions = read_only
     db = home / "supervise.db"
     before, names = db.read_bytes(), sorted(os.listdir(home))
-    listed_ro = run_bound("sessions", "--json")
+    listed_ro = run_cli_unprivileged("sessions", "--json")
     assert listed_ro.returncode == 0, listed_ro.stderr
     assert [s["id"] for s in json.loads(listed_ro.stdout)] == [s["id"] for s in reversed(sessions)]
     sid = sessions[0]["id"]
     for args in (["sessions"], ["show", sid], ["ps"], ["db-path"]):
-        done = run_bound(*args)
+        done = run_cli_unprivileged(*args)
         assert (done.returncode, done.stderr) == (0, ""), (args, done.stderr)
-    assert run_bound("export", sid).stdout == "hi-0\n"
-    context = run_bound("context", sid)
+    assert run_cli_unprivileged("export", sid).stdout == "hi-0\n"
+    context = run_cli_unprivileged("context", sid)
     assert context.returncode == 0 and context.stdout.strip()
-    doctor = run_bound("doctor")
+    doctor = run_cli_unprivileged("doctor")
     assert f"ok       database   {db} (3 sessions, integrity ok)" in doctor.stdout.splitlines()
     assert db.read_bytes() == before and sorted(os.listdir(home)) == names  # nothing made, nothing changed
 
-    run = run_bound("--", "echo", "hi")
+    run = run_cli_unprivileged("--", "echo", "hi")
     assert (run.returncode, run.stderr) == (1, f"supervise: cannot write to data directory {home}: Permission denied (hint: set "
                                                "SUPERVISE_HOME to a writable directory)\n")
-    repair = run_bound("doctor", "--repair")
+    repair = run_cli_unprivileged("doctor", "--repair")
     assert (repair.returncode, repair.stderr) == (1, run.stderr)
     assert db.read_bytes() == before and sorted(os.listdir(home)) == names
 
@@ -280,7 +264,7 @@ def test_a_read_only_database_that_needs_a_migration_says_so(home):
     home.chmod(0o500)
     db.chmod(0o400)
     try:
-        done = run_bound("sessions")
+        done = run_cli_unprivileged("sessions")
         assert (done.returncode, done.stderr) == (1, f"supervise: database {db} is read-only, and this supervise must upgrade its "
                                                      f"schema to read it (hint: make {home} and the database writable and run "
                                                      "any supervise command once, or read it with the supervise that wrote it)\n")

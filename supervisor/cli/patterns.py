@@ -15,7 +15,7 @@ app = typer.Typer(help="Pattern files: which screen lines mean compaction, idle,
 
 @app.command("list")
 def list_sets(
-    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file to include."),
+    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", readable=False, help="An extra pattern file to include."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the pattern sets in use (shipped, yours, extra) and their patterns."""
@@ -40,9 +40,9 @@ def list_sets(
 
 @app.command("check")
 def check_file(
-    file: Path = typer.Argument(..., help="A session.cast or a text log."),
+    file: Path = typer.Argument(..., readable=False, help="A session.cast or a text log."),  # (its own line says why not)
     agent: Optional[str] = typer.Option(None, "--agent", help="Pattern set (default: from the recording's command)."),
-    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file (e.g. the one you are writing)."),
+    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", readable=False, help="An extra pattern file (e.g. the one you are writing)."),
 ) -> None:
     """Print every pattern match in a recording or text log, with its time or line; a pattern
     that goes over its time limit is turned off and said, as in a live session (exit 1)."""

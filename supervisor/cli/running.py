@@ -36,7 +36,7 @@ def run(
     agent: Optional[str] = typer.Option(None, "--agent", help="Pattern set to use (default: the command's name)."),
     record_input: bool = typer.Option(False, "--record-input", help="Also record keystrokes (may capture secrets)."),
     emulator: str = typer.Option(DEFAULT_EMULATOR, "--emulator", help="Terminal emulator for the text log: avt or pyte."),
-    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", help="An extra pattern file (repeatable); overrides by agent name."),
+    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", readable=False, help="An extra pattern file (repeatable); overrides by agent name."),
     inject: str = typer.Option("auto", "--inject", help=INJECT_HELP),
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
     on_limit: Optional[str] = typer.Option(None, "--on-limit", help=ON_LIMIT_HELP),
