@@ -327,6 +327,8 @@ class PtyLoop:
     def _take_input(self, sel: selectors.BaseSelector, master: int, now: float) -> bool:
         """Input that is not a terminal, between passes (stdin.py): True while a stdin file has
         more to give and room to take it (the loop does not sleep then)."""
+        if self._stdin.settled:
+            return False
         if self._stdin.wants_read(len(self._pending)):
             self._read_stdin(sel, now)
         if self._status is None:

@@ -66,6 +66,12 @@ class Stdin:
             self.pipe.waiting += data
         return True
 
+    @property
+    def settled(self) -> bool:
+        """Nothing to do between passes: stdin is polled (a terminal, a pipe, or ended) and
+        neither a pipe of the agent's nor an EOF key waits."""
+        return self.polled and self.pipe is None and (self.eof.ended_at is None or self.eof.done)
+
     def wants_read(self, pending: int) -> bool:
         """An unpolled stdin with more to give and room for it (`pending`: bytes waiting for
         the agent's terminal): the loop reads it and does not sleep."""
