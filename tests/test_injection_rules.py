@@ -2,7 +2,7 @@
 Time is passed in, so the rules are checked at exact moments."""
 
 from supervisor.channel import Note
-from supervisor.giveback.injection import CONFIRM_WAIT, PASTE_END, PASTE_START, Context, Injector, prepare
+from supervisor.giveback.injection import CONFIRM_WAIT, PASTE_END, PASTE_START, Context, Continue, Injector, prepare
 
 PROMPT = "[supervise] You are continuing earlier work.\n\nCurrent task: the parser"
 IDLE_SCREEN = ["> ", "toy: ready"]
@@ -138,3 +138,50 @@ def test_what_the_rules_decide_is_done_after_the_lock_is_released():
     inj.on_context(Context("s1", 2, PROMPT, made=29.0))
     assert inj.hook("compact", lambda: 31.0, wait=0) == PROMPT  # records the hook's delivery
     assert held == [False, False, False]
+
+
+# -- a continue after a usage limit is no context -------------------------------------------------
+
+def test_the_hook_never_gives_a_pending_continue_as_the_context():
+    """A compaction with no fresh context yet, and a continue waiting: the hook hands over
+    nothing (the typed channel gives the context once it is made), the compaction stays
+    unserved, and the continue is typed as itself."""
+    inj, sent, recorded = injector()
+    inj.give_continue(Continue(7, "continue"))
+    inj.on_event("compaction_started", 1.0)
+    assert inj.hook("compact", lambda: 2.0, wait=0) is None
+    assert recorded == [] and inj.due is not None and inj.due.reason == "compaction"
+    inj.on_context(Context("s1", 1, PROMPT, made=2.5))
+    idle_at(inj, 3.0)
+    inj.tick(4.0)
+    assert [m.data for m in sent] == [PASTE_START + PROMPT + PASTE_END]  # the context first
+
+
+def test_the_hook_just_after_a_delivery_with_a_continue_pending_hands_over_nothing():
+    inj, sent, recorded = injector()
+    inj.on_event("compaction_started", 1.0)
+    inj.on_context(Context("s1", 1, PROMPT, made=2.0))
+    assert inj.hook("compact", lambda: 3.0, wait=0) == PROMPT
+    inj.give_continue(Continue(8, "continue"))
+    assert inj.hook("resume", lambda: 3.1, wait=0) is None  # nothing due: no context, and no continue either
+    assert inj.hook("compact", lambda: 3.2, wait=0) is None  # the context was given; a continue is not one
+    assert [r["channel"] for r in recorded] == ["hook"]
+    idle_at(inj, 3.5)
+    inj.tick(5.0)
+    assert [m.data for m in sent] == [PASTE_START + "continue" + PASTE_END]
+
+
+def test_with_a_context_ready_and_a_continue_pending_the_hook_gives_the_context_and_the_continue_still_comes():
+    inj, sent, recorded = injector()
+    inj.give_continue(Continue(9, "continue"))
+    inj.on_event("compaction_started", 1.0)
+    inj.on_context(Context("s1", 1, PROMPT, made=2.0))
+    assert inj.hook("compact", lambda: 3.0, wait=0) == PROMPT
+    assert recorded[0]["channel"] == "hook" and recorded[0]["round"] == 1
+    idle_at(inj, 3.5)
+    inj.tick(5.0)
+    assert [m.data for m in sent] == [PASTE_START + "continue" + PASTE_END]
+    inj.on_note(Note(sent[0].id, "typed", t=5.1), 5.1)
+    inj.on_idle_event(6.0)
+    inj.tick(6.1)
+    assert recorded[-1]["wait"] == 9 and recorded[-1]["typed"] is True and inj.pending_continue is None

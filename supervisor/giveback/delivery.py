@@ -16,7 +16,7 @@ from datetime import datetime
 from ..channel import Inject, Note, Terminal
 from ..config import Limits
 from ..detection.detector import Detector
-from .injection import Context, Injector
+from .injection import Context, Continue, Injector
 from .limitwait import LimitWait
 
 TICK = 0.1  # seconds between ticks while a delivery is due or under way
@@ -98,7 +98,7 @@ class GiveBack:
             earlier = self.waits.cancel()
             wait, why = self.waits.reached(detail, datetime.now().astimezone())
         if earlier is not None:
-            self.injector.drop_text(earlier.id)
+            self.injector.drop_continue(earlier.id)
         if wait is not None:
             self._send(Terminal("title", wait.title(self._name), wait.id))
             self._record("limit_wait", t, {"wait": wait.id, "continue_at": datetime.fromtimestamp(wait.due).astimezone().isoformat(timespec="seconds")})
@@ -112,7 +112,7 @@ class GiveBack:
             if current is None or (wait_id is not None and current.id != wait_id):
                 return
             self.waits.cancel()
-        self.injector.drop_text(current.id)
+        self.injector.drop_continue(current.id)
         self._send(Terminal("title", None, current.id))
         self._record("limit_wait", self._now(), {"wait": current.id, "called_off": why})
 
@@ -120,7 +120,7 @@ class GiveBack:
         with self._waits_lock:
             wait = self.waits.due(time.time())
         if wait is not None:
-            self.injector.give_text(Context("limit", wait.id, self._limits.continue_text, self._now()))
+            self.injector.give_continue(Continue(wait.id, self._limits.continue_text))
 
     def _recorded(self, kind: str, t: float, detail: dict) -> None:
         """What the injection rules did, recorded; a continue typed (or not) ends its wait."""

@@ -50,6 +50,14 @@ class Context:
 
 
 @dataclass
+class Continue:
+    """A text to type that is no context: a continue once a usage limit has reset."""
+
+    wait: int  # the limit wait that asked for it
+    prompt: str
+
+
+@dataclass
 class Due:
     reason: str  # compaction | resume
     since: float  # contexts made before this are too old
@@ -58,7 +66,7 @@ class Due:
 @dataclass
 class Attempt:
     id: int
-    context: Context
+    context: Context | Continue  # what is typed
     asked: float
     snapshot: list[str]  # the screen before typing: to tell "nothing arrived" from "not taken"
     paste: bool
@@ -107,7 +115,7 @@ class Injector:
         self._cond = threading.Condition(threading.Lock())
         self._effects: list[tuple[Callable, tuple]] = []  # decided under the lock, done after
         self.due: Due | None = None
-        self.text: Context | None = None  # a text to type that is no context: a continue after a usage limit
+        self.pending_continue: Continue | None = None
         self.latest: Context | None = None
         self.delivered: set[tuple[str, int]] = set()
         self.attempt: Attempt | None = None
@@ -136,8 +144,8 @@ class Injector:
         self._effects.append((act, args))
 
     def _has_work(self) -> bool:
-        """A delivery under way, or a context or text due and ready: then `tick` has something to do."""
-        return not self.closed and (self.attempt is not None or self.ready() is not None)
+        """A delivery under way, or a context or a continue due and ready: then `tick` has something to do."""
+        return not self.closed and (self.attempt is not None or self._next() is not None)
 
     def wait_for_work(self, timeout: float | None = None) -> bool:
         """Sleep until there is something to tick for (an idle agent with nothing due costs
@@ -159,18 +167,19 @@ class Injector:
             self.closed = True
             self._cond.notify_all()
 
-    def give_text(self, text: Context) -> None:
-        """Type `text` (no context: its round is the id of what asked for it) once it is safe,
-        through the same confirmed channel; after any context that is due."""
+    def give_continue(self, text: Continue) -> None:
+        """Type `text` once it is safe, through the same confirmed channel; after any context
+        that is due."""
         with self._locked():
-            self.text = text
+            self.pending_continue = text
             self._cond.notify_all()
 
-    def drop_text(self, round_: int) -> None:
-        """The text asked for as `round_` is no longer wanted (not if it is being typed)."""
+    def drop_continue(self, wait: int) -> None:
+        """The continue asked for by `wait` is no longer wanted (not if it is being typed)."""
         with self._locked():
-            if self.text is not None and self.text.round == round_ and (self.attempt is None or self.attempt.context is not self.text):
-                self.text = None
+            c = self.pending_continue
+            if c is not None and c.wait == wait and (self.attempt is None or self.attempt.context is not c):
+                self.pending_continue = None
 
     # -- what happens ------------------------------------------------------------------------
 
@@ -240,9 +249,9 @@ class Injector:
             if note.state == "declined":
                 self.attempt = None
                 self._declined_at = now
-                if a.context is self.text and (note.why or "").startswith("user"):
+                if isinstance(a.context, Continue) and (note.why or "").startswith("user"):
                     # the user is at the keyboard: a continue they did not type is not wanted
-                    self.text = None
+                    self.pending_continue = None
                     self._later(self._record, "limit_continue", now, {"channel": "typed", "typed": False, "why": "the user was typing"})
             elif note.state == "typed":
                 a.typed = note.t if note.t is not None else now
@@ -251,11 +260,15 @@ class Injector:
     # -- deciding ------------------------------------------------------------------------------
 
     def ready(self) -> Context | None:
-        """The context to give now, if one is due and made recently enough; else a text to type."""
+        """The context to give now, if one is due and made recently enough."""
         due, c = self.due, self.latest
         if self.mode == "off" or due is None or c is None or (c.session_id, c.round) in self.delivered or c.made < due.since:
-            return self.text
+            return None
         return c
+
+    def _next(self) -> Context | Continue | None:
+        """What to type next: a context that is ready, else a continue that waits."""
+        return self.ready() or self.pending_continue
 
     def tick(self, now: float) -> None:
         with self._locked():
@@ -265,13 +278,13 @@ class Injector:
             if a is not None:
                 self._follow(a, now)
                 return
-            c = self.ready()
+            c = self._next()
             if c is None or not self._safe(now):
                 return
             if self._declined_at is not None and now - self._declined_at < DECLINED_PAUSE:
                 return
             self._ids += 1
-            a = Attempt(self._ids, c, now, list(self.screen), self.paste, "limit" if c is self.text else self.due.reason)
+            a = Attempt(self._ids, c, now, list(self.screen), self.paste, "limit" if isinstance(c, Continue) else self.due.reason)
             self.attempt = a
             self._later(self._send, Inject(a.id, prepare(c.prompt, a.paste), self.fresh_prompt))
 
@@ -308,11 +321,12 @@ class Injector:
     def _finish(self, a: Attempt, t: float, confirmed: bool) -> None:
         c = a.context
         self.attempt = None
-        if c is self.text:
-            self.text = None
+        if isinstance(c, Continue):
+            if self.pending_continue is c:
+                self.pending_continue = None
             self._later(self._record, "limit_continue", t, {
                 "channel": "typed", "typed": True, "confirmed": confirmed, "evidence": sorted(set(a.evidence)),
-                "tries": a.tries, "paste": a.paste, "wait": c.round, "text": c.prompt, "held_keys": a.held,
+                "tries": a.tries, "paste": a.paste, "wait": c.wait, "text": c.prompt, "held_keys": a.held,
             })
             self._cond.notify_all()
             return
