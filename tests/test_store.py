@@ -7,6 +7,7 @@ import pytest
 from supervisor.errors import SuperviseError
 from supervisor.store import migrations
 from supervisor.store.database import ACTIVE, INTERRUPTED, Event, Store, utcnow
+from supervisor.store.events import EventSink
 
 
 def test_migrating_an_empty_database_creates_the_tables_with_their_columns(tmp_path):
@@ -166,3 +167,23 @@ def test_a_context_round_is_decided_once_even_with_two_writers(tmp_path):
         t.join(10)
     stored = first.contexts(s["id"])
     assert [(c["round"], c["prompt"]) for c in stored] == [(1, "round 1"), (2, "round 2")]
+
+
+def test_a_subscriber_that_raises_is_reported_and_the_others_still_hear_every_event(tmp_path):
+    store = Store(tmp_path / "s.db")
+    sid = store.create_session(command="x", argv=["x"], cwd="/")["id"]
+    failures, heard = [], []
+    sink = EventSink(store, sid, fail=lambda where, exc: failures.append((where, str(exc))))
+
+    def broken(kind, t, detail):
+        raise RuntimeError(f"cannot take {kind}")
+
+    sink.subscribe("first", lambda kind, t, detail: heard.append(("first", kind)))
+    sink.subscribe("broken", broken)
+    sink.subscribe("last", lambda kind, t, detail: heard.append(("last", kind)))
+    sink.emit("compaction_started", 1.0, {}, "regex")
+    sink.emit("compaction_finished", 2.0, {}, "regex")
+    assert heard == [("first", "compaction_started"), ("last", "compaction_started"),
+                     ("first", "compaction_finished"), ("last", "compaction_finished")]
+    assert failures == [("broken", "cannot take compaction_started"), ("broken", "cannot take compaction_finished")]
+    assert [e["kind"] for e in store.events(sid)] == ["compaction_started", "compaction_finished"]

@@ -63,7 +63,7 @@ class Recorder:
         self._cast_lost: list | None = None  # [when the recording stopped, characters not recorded since]
         self._store = self._open_store()
         self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self._fail, cfg.start_monotonic)
-        self.sink.listeners.append(self._tell_loop)
+        self.sink.subscribe("the exit note", self._tell_loop)
         self.renderer = Renderer(
             paths.open_private(Path(cfg.log_path), "w", encoding="utf-8"), cfg.emulator, h["width"], h["height"],
             agent=cfg.agent, pattern_files=cfg.pattern_files, emit=self.sink.emit,
@@ -72,7 +72,7 @@ class Recorder:
         names = self._session_names()
         if cfg.agent:
             self.states = StateWatch(self.sink, cfg.started_wall, names, settings.notify, self._fail, self._send)
-            self.sink.listeners.append(self.states.on_event)
+            self.sink.subscribe("agent states", self.states.on_event)
             self.renderer.on_frame.append(self.states.on_frame)
         self.keeper: ContextKeeper | None = None
         self.giveback: GiveBack | None = None
@@ -86,7 +86,7 @@ class Recorder:
                 now=self._now, paste_mode=lambda: self.modes.private.get("2004") == "h", fail=self._fail,
                 limits=settings.limits, name=names["name"],
             )
-            self.sink.listeners.append(self.giveback.on_event)
+            self.sink.subscribe("giving the context back", self.giveback.on_event)
             self.renderer.on_frame.append(self.giveback.on_frame)
         if cfg.agent and cfg.contexts:
             self.keeper = ContextKeeper(
@@ -95,7 +95,7 @@ class Recorder:
                 screen=self.renderer.screen, output_chars=lambda: self.output_chars,
                 pattern_set=lambda: self.renderer.pattern_set, made=self._context_made, fail=self._fail,
             )
-            self.sink.listeners.append(self.keeper.on_event)
+            self.sink.subscribe("context keeper", self.keeper.on_event)
             if self.giveback is not None and contexts_back and cfg.resume_from:
                 self.giveback.resume()
             if cfg.resume_from:  # its context, brought up to date (also with injection off: `supervise context` shows it)

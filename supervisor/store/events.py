@@ -51,7 +51,12 @@ class EventSink:
         self.start_monotonic = start_monotonic
         self._lock = threading.Lock()
         self._open: dict[str, Open] = {}
-        self.listeners: list[Callable[[str, float, dict], None]] = []  # told of each new event
+        self._subscribers: list[tuple[str, Callable[[str, float, dict], None]]] = []  # told of each new event
+
+    def subscribe(self, name: str, listener: Callable[[str, float, dict], None]) -> None:
+        """Tell `listener` of each new event, after those subscribed before it. If it raises,
+        `fail` is told under `name` (the recorder says it once) and the others still hear it."""
+        self._subscribers.append((name, listener))
 
     def emit(self, kind: str, t: float, detail: dict, source: str | None, mark: bool = True) -> int | None:
         """Record an event; returns its id (the id it was merged into, if it was). `source`:
@@ -82,8 +87,11 @@ class EventSink:
                 self._open[kind] = Open(event_id, t, detail)
         if mark and self.marker is not None:
             self.marker(t, kind)
-        for listener in self.listeners:
-            listener(kind, t, detail)
+        for name, listener in self._subscribers:
+            try:
+                listener(kind, t, detail)
+            except Exception as exc:
+                self.fail(name, exc)
         return event_id
 
     def set_agent_session_id(self, agent_session_id: str) -> None:
