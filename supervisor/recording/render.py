@@ -6,7 +6,7 @@ appeared. Output waiting here is bounded (`BACKLOG_CAP`). Past it, under a flood
 more is queued: this thread waits until the flood has passed, then reads what it missed
 back from the recording, where it already is (`_catch_up`). The main thread, which writes
 the recording, never waits for rendering, and while the flood lasts it has the CPU and the
-GIL to itself: passthrough of a 210 MB `cat` went from 0.47x to 0.70x of the bare loop.
+GIL to itself (docs/benchmarks.md: passthrough under a flood).
 Memory stays bounded and nothing is dropped; the text log and the detector are late by as
 long as the flood lasts. Without a recording to read back (a full disk), `output` blocks
 instead, and the PTY loop in turn stops reading the PTY. The pattern files are watched
