@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 
 from ..errors import SuperviseError
 
 LOCK_NAME = "supervisor.lock"
+HOLDER_TRIES, HOLDER_PAUSE = 40, 0.025  # up to a second for the holder to write its pid
 
 
 class Claimed(SuperviseError):
@@ -45,7 +47,14 @@ def claim(session_id: str, folder: Path) -> int:
 
 
 def holder(fd: int) -> int | None:
-    try:
-        return int(os.pread(fd, 32, 0).decode().strip() or 0) or None
-    except (OSError, ValueError):
-        return None
+    """The pid the holder wrote; it writes it just after taking the lock, so a claim refused
+    in between waits a moment for it."""
+    for _ in range(HOLDER_TRIES):
+        try:
+            pid = int(os.pread(fd, 32, 0).decode().strip() or 0)
+        except (OSError, ValueError):
+            return None
+        if pid:
+            return pid
+        time.sleep(HOLDER_PAUSE)
+    return None
