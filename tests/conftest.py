@@ -1,3 +1,4 @@
+import inspect
 import os
 import shutil
 import subprocess
@@ -23,6 +24,55 @@ def pytest_sessionstart(session):
         raise pytest.UsageError(f"supervisor was imported from the checkout ({where}), not from the installed wheel")
     if not Path(SUPERVISE[0]).exists():
         raise pytest.UsageError(f"no supervise next to {sys.executable}: install the package into this environment first")
+
+
+# The real parts a test may need beyond Python, a PTY and the package: its marker, and what in
+# its code (or its fixtures' code) says it needs it. `scripts/test --fast` leaves them out.
+NEEDS = {
+    "agents": ("claude_bin(", "opencode_bin(", "codex_bin("),
+    "docker": ("docker_client",),
+    "browser": ("chromium",),
+}
+
+
+def pytest_configure(config):
+    for mark, _ in NEEDS.items():
+        config.addinivalue_line("markers", f"{mark}: needs a real part beyond Python and a PTY ({mark})")
+    config.addinivalue_line("markers", "slow: takes more than a few seconds (floods, long sessions): not in the fast tier")
+
+
+def _code(func) -> str:
+    try:
+        return inspect.getsource(func)
+    except (OSError, TypeError):
+        return ""
+
+
+def _reach(funcs, namespace: dict) -> list:
+    """`funcs` and the functions of `namespace` they call, and those they call, and so on."""
+    seen, todo = [], list(funcs)
+    while todo:
+        func = todo.pop()
+        if func in seen or not inspect.isfunction(func):
+            continue
+        seen.append(func)
+        names = func.__code__.co_names + tuple(n for c in func.__code__.co_consts if inspect.iscode(c) for n in c.co_names)
+        todo += [namespace[n] for n in names if n in namespace]
+    return seen
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with the real parts it needs, read from its code, its fixtures' and
+    that of the module's functions they call."""
+    for item in items:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        defs = [d.func for ds in (fixtures.name2fixturedefs.values() if fixtures else ()) for d in ds]
+        namespace = vars(item.module) if getattr(item, "module", None) else {}
+        funcs = _reach([getattr(item, "function", None), *defs], namespace)
+        text = "".join(_code(f) for f in funcs) + " ".join(item.fixturenames)
+        for mark, needles in NEEDS.items():
+            if any(n in text for n in needles):
+                item.add_marker(mark)
 
 
 def require(condition: bool, reason: str) -> None:
