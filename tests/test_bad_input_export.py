@@ -254,7 +254,8 @@ def test_a_very_long_name_keeps_each_row_of_sessions_one_line():
     long_command = _session("sh", "-c", "echo " + "x" * 5_000)
     clipped_name = "n" * 39 + "…: sh -c 'echo hi'"  # the name is clipped first, to 40
     for env, room, named in (({}, 200, clipped_name), ({"COLUMNS": "100"}, 100 - 57, clipped_name[: 100 - 57 - 1] + "…")):
-        rows = run_cli("sessions", env={**os.environ, **env}, check=True).stdout.splitlines()
+        outside = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # into a pipe: no terminal width
+        rows = run_cli("sessions", env={**outside, **env}, check=True).stdout.splitlines()
         assert len(rows) == 3 and rows[1].startswith(long_command["id"])
         assert rows[1][57:] == ("sh -c 'echo " + "x" * 5_000)[: room - 1] + "…", env
         assert rows[2][57:] == named, env

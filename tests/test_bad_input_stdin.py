@@ -104,6 +104,7 @@ def test_resume_with_dev_null_as_stdin_ends():
     assert latest()["parent_id"] is not None and latest()["status"] == "completed"
 
 
+@pytest.mark.slow
 def test_sigint_ends_a_run_whose_child_ignores_it():
     """Ctrl-C at a terminal where supervise reads a pipe: the child is asked (SIGINT), then
     told (SIGTERM), then killed; the run ends either way."""

@@ -41,6 +41,7 @@ def recorded(toy):  # noqa: F811
     return first, second
 
 
+@pytest.mark.slow
 def test_every_canned_query_runs_and_returns_the_recorded_session(recorded):
     first, second = recorded
     ds = Datasette([str(paths.db_path())], metadata=browse.metadata())
@@ -58,6 +59,7 @@ def test_every_canned_query_runs_and_returns_the_recorded_session(recorded):
     assert get(ds, "/supervise/unconfirmed_injections.json?_shape=array").json() == []  # the one injection was confirmed
 
 
+@pytest.mark.slow
 def test_search_finds_a_word_in_a_text_log_an_event_and_a_context(recorded):
     first, _ = recorded
     ds = Datasette([str(paths.db_path())], metadata=browse.metadata())
@@ -69,6 +71,7 @@ def test_search_finds_a_word_in_a_text_log_an_event_and_a_context(recorded):
     assert first["id"] in {c["session_id"] for c in contexts}
 
 
+@pytest.mark.slow
 def test_every_table_and_column_is_described_and_cells_read_well(recorded):
     first, _ = recorded
     ds = Datasette([str(paths.db_path())], metadata=browse.metadata())

@@ -93,6 +93,7 @@ def offline_env() -> dict:
 
 
 @pytest.mark.parametrize("cols", [120, 60])
+@pytest.mark.slow
 def test_three_more_compactions_offline_never_read_back_our_words(cols):
     """At 60 columns the typed context wraps over many rows: every row of it is ours."""
     sid = run_chained(offline_env(), cols)
@@ -129,6 +130,7 @@ def garbling(request) -> dict:
 
 
 @pytest.mark.parametrize("model", [paraphrasing, garbling])
+@pytest.mark.slow
 def test_three_more_compactions_with_the_cheap_model(model):
     with FakeAnthropic() as api:
         api.add(model, match=lambda r: (r.body.get("tool_choice") or {}).get("name") == "record_session_context", times=None)

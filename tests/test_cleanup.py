@@ -8,6 +8,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from agentdriver import Screen
 from conftest import ROOT
 from fakeapi import FakeAnthropic
@@ -35,6 +37,7 @@ def start(tmp_path, home, extra_env=None):
     return screen
 
 
+@pytest.mark.slow
 def test_killing_the_supervisor_leaves_nothing_running_even_with_a_stuck_summary(tmp_path, home):
     before = socket_dirs()
     with FakeAnthropic() as api:

@@ -4,12 +4,14 @@ import os
 import time
 
 import pexpect
+import pytest
 
 from conftest import SUPERVISE
 from helpers import latest, session
 from supervisor.store.database import Store
 
 
+@pytest.mark.slow
 def test_the_demo_shows_compaction_detection_a_context_and_the_agent_carrying_on():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
     started = time.monotonic()

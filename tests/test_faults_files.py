@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import run_cli, which_or_skip
 from helpers import latest, session, spawn
 
@@ -63,6 +65,7 @@ def test_a_corrupt_recording_is_one_clear_line_and_the_rest_works():
     assert {good["id"], bad["id"]} <= {s["id"] for s in listed}
 
 
+@pytest.mark.slow
 def test_a_truncated_database_is_left_as_it_was_and_said_in_one_line(home):
     for i in range(20):
         _recorded(f"session-{i}")

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from conftest import SUPERVISE, which_or_skip
 from helpers import latest, spawn
@@ -61,6 +62,7 @@ class Peaks:
         assert self.recorder_kb < RECORDER_MB * 1024, f"recorder peaked at {self.recorder_kb // 1024} MB"
 
 
+@pytest.mark.slow
 def test_a_gigabyte_flood_is_recorded_whole_in_bounded_memory(home):
     lines, width = 10_000_000, 100  # 10M numbered lines of 100 characters: 1.01 GB
     flood = f"import sys\nw = sys.stdout.buffer.write\nfor i in range({lines}):\n    w(b'%099d\\n' % i)"
@@ -113,6 +115,7 @@ def assert_log_is(log: Path, expected_lines) -> None:
         assert fh.read() in (b"", b"\n")
 
 
+@pytest.mark.slow
 def test_a_flood_of_log_lines_leaves_the_text_log_a_person_would_have_read(home, tmp_path):
     """210 MB of build-log lines through `cat`, faster than rendering: the text log is
     rendered late (from the recording, after the flood) and is every line as printed."""
@@ -153,6 +156,7 @@ sys.stdin.readline()
 """
 
 
+@pytest.mark.slow
 def test_garbage_a_huge_line_and_a_resize_storm_leave_a_valid_recording_and_a_plain_log(home):
     c = spawn(["--", sys.executable, "-c", GARBAGE], cols=120, rows=40, codec_errors="replace")
     c.delaybeforesend = None
@@ -198,6 +202,7 @@ def _cast(path):
         return header, [json.loads(line) for line in fh]
 
 
+@pytest.mark.slow
 def test_a_compaction_inside_a_flood_is_still_detected(home):
     """Under a flood the text log and the detector fall behind and catch up from the
     recording afterwards: what appeared in the middle is still seen, in order."""

@@ -54,6 +54,7 @@ def _reader(base: str, stop: threading.Event, results: list) -> None:
                 results.append((page, getattr(exc, "code", None), str(exc).encode()))
 
 
+@pytest.mark.slow
 def test_ten_sessions_write_one_database_while_it_is_browsed(home, tmp_path):
     subprocess.run([*SUPERVISE, "--", "true"], check=True, capture_output=True)  # the database exists
     stop, pages = threading.Event(), []
@@ -131,6 +132,7 @@ print('child read: ' + line.strip(), flush=True)
 """
 
 
+@pytest.mark.slow
 def test_a_full_disk_keeps_the_child_and_the_terminal_and_says_what_was_lost(small_disk, monkeypatch):
     home = small_disk / "home"
     monkeypatch.setenv("SUPERVISE_HOME", str(home))

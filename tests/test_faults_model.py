@@ -51,6 +51,7 @@ FAULTS = {
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.slow
 def test_a_misbehaving_model_api_gives_the_heuristic_context_in_bounded_time(fault):
     reply, reason = FAULTS[fault]
     run_cli("--", "sh", "-c", "echo '❯ fix the parser in src/parse.py'; echo 'Error: ValueError in parse.py line 42'", check=True)
@@ -78,6 +79,7 @@ def test_a_misbehaving_model_api_gives_the_heuristic_context_in_bounded_time(fau
 RAW_ECHO_AGENT = "print('Compacting conversation', flush=True)\nprint('Conversation compacted', flush=True)\n" + RAW_ECHO
 
 
+@pytest.mark.slow
 def test_a_hung_model_api_never_holds_up_the_terminal():
     with FakeAnthropic() as api:
         api.add({"text": "late", "delay": 600}, times=None)

@@ -11,6 +11,7 @@ import time
 from datetime import datetime
 
 import pexpect
+import pytest
 
 from conftest import SUPERVISE
 from helpers import latest, session, wait_for
@@ -52,6 +53,7 @@ def limit_events(sid: str) -> list[tuple[str, dict]]:
     return [(e["kind"], e["detail"]) for e in session(sid)["events"] if e["kind"].startswith("limit_")]
 
 
+@pytest.mark.slow
 def test_once_the_limit_has_reset_one_continue_is_typed_and_the_wait_shows_in_the_title(home):
     c = demo()
     limited = hit_the_limit(c)
@@ -82,6 +84,7 @@ def test_once_the_limit_has_reset_one_continue_is_typed_and_the_wait_shows_in_th
     assert context["latest_request"] == "limit: the next step"
 
 
+@pytest.mark.slow
 def test_the_user_typing_during_the_wait_calls_the_continue_off(home):
     from conftest import run_cli
 

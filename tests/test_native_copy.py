@@ -201,6 +201,7 @@ def arrived_by(output, arrivals, marker: bytes) -> float:
     return next(when for when, got in arrivals if got >= upto)
 
 
+@pytest.mark.slow
 def test_output_reaches_the_recorder_while_the_agent_is_quiet(native_copy):
     """A line, then seconds of quiet: the recorder (and the detector) has it at once, not a
     batch later. A burst that fills the pipe to a recorder busy for a moment, then quiet:

@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 from supervisor.config import Notify
 from supervisor.status.notify import Notices, Runner, command_line
 from supervisor.status.states import State
@@ -77,6 +79,7 @@ def demo_limited(*flags, term="xterm-256color"):
     return c
 
 
+@pytest.mark.slow
 def test_notify_osc_and_bell_tell_the_terminal_when_the_agent_needs_the_user(home):
     import re
 

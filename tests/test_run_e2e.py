@@ -241,6 +241,7 @@ def _family_peak_kb(pid):
     return total
 
 
+@pytest.mark.slow
 def test_a_flood_of_output_is_recorded_whole_in_bounded_memory():
     """`yes` into the supervisor, faster than any recorder: nothing dropped, no runaway memory."""
     size = 30_000_000

@@ -56,9 +56,14 @@ def test_session_whose_supervisor_died_reads_as_interrupted(tmp_path):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     gone = store.create_session(command="x", argv=["x"], cwd="/", pid=dead.pid)
-    alive_but_not_us = store.create_session(command="y", argv=["y"], cwd="/", pid=os.getppid())
-    ours = store.create_session(command="z", argv=["z"], cwd="/", pid=os.getpid())
-    by_id = {s["id"]: s["status"] for s in store.sessions()}
+    other = subprocess.Popen(["sleep", "30"])  # alive, and no supervise
+    try:
+        alive_but_not_us = store.create_session(command="y", argv=["y"], cwd="/", pid=other.pid)
+        ours = store.create_session(command="z", argv=["z"], cwd="/", pid=os.getpid())
+        by_id = {s["id"]: s["status"] for s in store.sessions()}
+    finally:
+        other.kill()
+        other.wait()
     assert by_id[gone["id"]] == INTERRUPTED
     assert by_id[alive_but_not_us["id"]] == INTERRUPTED
     # this test process runs pytest, not supervise: a reused pid must not keep a session active

@@ -126,6 +126,7 @@ def test_summarize_and_context_commands_chain_rounds(api, tmp_path):
     assert run_cli("context", sid, check=True).stdout.startswith("[supervise] You are continuing earlier work")
 
 
+@pytest.mark.slow
 def test_contexts_are_made_periodically_and_at_the_end_of_a_session(tmp_path):
     from helpers import latest, wait_for
     from supervisor.store.database import Store
