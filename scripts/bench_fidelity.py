@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fakeapi import FakeAnthropic  # noqa: E402
-from supervisor import config
+from supervisor import config  # noqa: E402
 from supervisor.detection import echoes, patterns  # noqa: E402
 from supervisor.contexts import rounds, schema  # noqa: E402
 from supervisor.store.database import Store  # noqa: E402

@@ -42,7 +42,10 @@ def measure(screen: Screen, seconds: float, supervised: bool) -> tuple[float, fl
     while time.monotonic() < deadline:  # keep reading the screen, as a terminal would
         screen.pump(0.5)
     used = {p: cpu_seconds(p) - before[p] for p in pids}
-    pct = lambda group: 100 * sum(used[p] for p in group) / seconds
+
+    def pct(group):
+        return 100 * sum(used[p] for p in group) / seconds
+
     return pct(ours), pct(theirs)
 
 

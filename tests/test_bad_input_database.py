@@ -5,7 +5,6 @@ read work on a read-only data directory. Real runs, real files, the real CLI."""
 
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SUPERVISE, require, run_cli, run_cli_unprivileged
+from conftest import SUPERVISE, run_cli, run_cli_unprivileged
 
 CONTEXT_NOTE = "recordings hold no contexts: `supervise summarize ID` makes one"
 

@@ -2,7 +2,6 @@
 CI and editors. `script -qfec` (util-linux) is the oracle for what the child sees; where it
 hangs (a partial last line, a line editor given /dev/null, a closed stdin), supervise ends."""
 
-import json
 import os
 import signal
 import subprocess

@@ -8,7 +8,6 @@ import threading
 import time
 from datetime import datetime, timezone
 
-import pytest
 
 from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_login_env
 from conftest import SUPERVISE, run_cli

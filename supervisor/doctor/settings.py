@@ -49,7 +49,7 @@ def notify_program(command: str) -> str | None:
 def notify_verdict(source: str, program: str | None, found: str | None, why: str | None) -> Check:
     """`program`: what the command runs; `found`: where it is; `why`: why it is not runnable."""
     if program is None:
-        return Check("notify", "problem", f"{source} runs no program", f"give a command, e.g. notify-send supervise {{name}}:{{state}}")
+        return Check("notify", "problem", f"{source} runs no program", "give a command, e.g. notify-send supervise {name}:{state}")
     if found:
         return Check("notify", "ok", f"{source} runs {found}")
     if why:
