@@ -23,7 +23,7 @@ def connect(path: Path, timeout: float, **kwargs) -> sqlite3.Connection:
     """A read-only connection, refused in one line if the schema needs a migration first."""
     uri = "file:" + quote(str(path.resolve()))
     try:
-        conn = _reading(sqlite3.connect(uri + "?mode=ro", uri=True, timeout=timeout, **kwargs))
+        conn = schema_read(sqlite3.connect(uri + "?mode=ro", uri=True, timeout=timeout, **kwargs))
     except sqlite3.OperationalError as exc:
         # In WAL mode a reader needs the -shm file beside the database, and the folder does
         # not let us make it. With no -wal file, nothing is pending in one: the file alone is
@@ -32,7 +32,7 @@ def connect(path: Path, timeout: float, **kwargs) -> sqlite3.Connection:
         if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in (_READONLY, _CANTOPEN) or (wal.exists() and wal.stat().st_size):
             raise SuperviseError(f"cannot read database {path}: {exc}",
                                  f"make {path.parent} writable (its write-ahead log needs it), then run again") from exc
-        conn = _reading(sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, timeout=timeout, **kwargs))
+        conn = schema_read(sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, timeout=timeout, **kwargs))
     if pending(conn):
         conn.close()
         raise SuperviseError(f"database {path} is read-only, and this supervise must upgrade its schema to read it",
@@ -41,7 +41,7 @@ def connect(path: Path, timeout: float, **kwargs) -> sqlite3.Connection:
     return conn
 
 
-def _reading(conn: sqlite3.Connection) -> sqlite3.Connection:
+def schema_read(conn: sqlite3.Connection) -> sqlite3.Connection:
     """The connection, once it has read the schema (where a missing -shm shows)."""
     try:
         conn.execute("select count(*) from sqlite_master").fetchone()

@@ -20,6 +20,7 @@ from urllib.parse import quote
 from ..errors import SuperviseError
 from .damage import is_damage
 from .database import ACTIVE, Store, supervisor_alive
+from .readonly import schema_read
 
 # What is copied, parents first. The search tables (`*_fts`) are not: the fresh database's
 # triggers index the rows again as they go in.
@@ -206,10 +207,4 @@ def unlisted(store: Store, sessions_dir: Path) -> list[Path]:
 
 def _reader(path: Path) -> sqlite3.Connection:
     """A connection that reads `path` and never writes it (the damaged file is kept as it is)."""
-    conn = sqlite3.connect("file:" + quote(str(path.resolve())) + "?mode=ro", uri=True, timeout=10)
-    try:
-        conn.execute("select count(*) from sqlite_master").fetchone()
-    except sqlite3.DatabaseError:
-        conn.close()
-        raise
-    return conn
+    return schema_read(sqlite3.connect("file:" + quote(str(path.resolve())) + "?mode=ro", uri=True, timeout=10))
