@@ -69,6 +69,27 @@ def injections(s):
     return [e["detail"] for e in s["events"] if e["kind"] == "injection"]
 
 
+# Once a context is ready and the agent idle, the rules type it within this long (the
+# injector's quiet 0.6 s, its 0.1 s tick, the loop): a test that asserts nothing was typed
+# waits for the context first, then this.
+RULES_REACHED = 2.0
+
+
+def a_context_is_ready() -> None:
+    """The session has a context made for its compaction: the injection rules now weigh it."""
+    def ready():
+        store = Store.open_default()
+        try:
+            sid = latest()["id"]
+            finished = [e["offset"] for e in store.events(sid) if e["kind"] == "compaction_finished"]
+            return finished and any(c["trigger"] != "periodic" for c in store.contexts(sid))
+        finally:
+            store.close()
+
+    wait_for(ready, timeout=20)
+    time.sleep(RULES_REACHED)
+
+
 def compact(screen):
     screen.type("hello there")
     screen.wait("reply to: hello there", 10)
@@ -151,7 +172,7 @@ def test_a_pending_injection_waits_while_a_permission_dialog_is_up(toy):
     screen.wait("Conversation compacted", 10)
     screen.type("ask")  # a dialog comes up before the context can be typed
     screen.wait(r"Do you want to proceed\? \(y/n\)", 10)
-    time.sleep(5)  # the context is ready, the agent's idle line is still on screen: only the dialog stops it
+    a_context_is_ready()  # the agent's idle line is still on screen: only the dialog stops it
     assert [r for r in received(log) if "dialog" in r] == []
     assert ours(log) == []
     s = session(latest()["id"])
@@ -168,7 +189,7 @@ def test_a_half_typed_line_is_never_typed_into(toy):
     screen, log = toy("--paste")
     compact(screen)
     screen.type("half a thou", enter=False)
-    time.sleep(5)
+    a_context_is_ready()
     assert ours(log) == [] and "> half a thou" in screen.text()
     screen.type("ght")
     screen.wait("reply to: half a thought", 10)
