@@ -35,6 +35,16 @@ def plain(text: str, newlines: bool = True) -> str:
     return text
 
 
+def clip(text: str, most: int) -> str:
+    """`text` cut to `most` characters, an ellipsis saying so."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def quoted(word: str) -> str:
+    """A word the user gave, as an error quotes it: one line, no control keys, 40 characters of it at most."""
+    return clip(plain(word, newlines=False), 41)
+
+
 def no_controls(text: str) -> str:
     """`text` with control characters and bidi overrides removed (line breaks and tabs
     kept): for screen rows, where an emulator has already taken the escape sequences but

@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Callable, Iterable, Mapping
 
 from ..errors import SuperviseError
-from ..plaintext import plain
+from ..plaintext import quoted
 
 TOP_LEVEL = ("-h", "--help", "--version", "-V")
 
@@ -47,7 +47,7 @@ def route(argv: list[str], commands: Iterable[str], options: Mapping[str, bool])
         check_options(argv, options)
         return ["run", *argv]
     if "/" not in first and shutil.which(first) is None:
-        raise SuperviseError(f"unknown command '{_quoted(first)}'", _nearest(first, commands, "supervise ")
+        raise SuperviseError(f"unknown command '{quoted(first)}'", _nearest(first, commands, "supervise ")
                              or "`supervise --help` lists the commands; a program to run goes after `--`", exit_code=2)
     return ["run", *argv]
 
@@ -61,7 +61,7 @@ def check_options(args: list[str], options: Mapping[str, bool]) -> None:
             return
         name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
         if name not in options:
-            raise SuperviseError(f"unknown option '{_quoted(name)}'", _nearest(name, options, "")
+            raise SuperviseError(f"unknown option '{quoted(name)}'", _nearest(name, options, "")
                                  or "`supervise run --help` lists the options", exit_code=2)
         takes_value = options[name] and "=" not in arg and (arg.startswith("--") or len(arg) == 2)
         i += 2 if takes_value else 1
@@ -70,8 +70,3 @@ def check_options(args: list[str], options: Mapping[str, bool]) -> None:
 def _nearest(word: str, choices: Iterable[str], prefix: str) -> str | None:
     near = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return f"did you mean `{prefix}{near[0]}`?" if near else None
-
-
-def _quoted(word: str) -> str:
-    word = plain(word, newlines=False)
-    return word if len(word) <= 40 else word[:40] + "…"

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from ..errors import SuperviseError
-from ..plaintext import json_rows, json_text, plain
+from ..plaintext import clip, json_rows, json_text, plain
 from .shared import BACKEND_HELP, local_time, open_store
 
 SESSIONS_SHOWN = 50  # `supervise sessions` without --all: a screenful or two, not thousands of lines
@@ -51,10 +51,6 @@ def _label_room(used: int) -> int:
     columns = shutil.get_terminal_size((0, 0)).columns
     return max(LABEL_MIN, columns - used) if columns else LABEL_SHOWN
 
-
-def clip(text: str, most: int) -> str:
-    """`text` cut to `most` characters, an ellipsis saying so."""
-    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def ps(

@@ -122,8 +122,7 @@ def _log_blocks(path: Path) -> Iterator[str]:
             if not ended:
                 yield "\n"
     except OSError as exc:
-        raise SuperviseError(f"cannot read the text log {_shown(path)}: {exc.strerror or exc}",
-                             "check that it is a file you can read") from exc
+        raise _unreadable("the text log", path, exc) from exc
 
 
 def open_cast(session: dict, path: Path) -> tuple[dict, asciicast.Events]:
@@ -133,8 +132,7 @@ def open_cast(session: dict, path: Path) -> tuple[dict, asciicast.Events]:
     except FileNotFoundError:
         raise gone(session, [path]) from None
     except OSError as exc:
-        raise SuperviseError(f"cannot read the recording {_shown(path)}: {exc.strerror or exc}",
-                             "check that it is a file you can read") from exc
+        raise _unreadable("the recording", path, exc) from exc
     except ValueError as exc:
         raise SuperviseError(f"the recording {_shown(path)} is damaged: its first line is not an asciicast v2 header",
                              f"its events are still in the database: `supervise show {session['id']}`") from exc
@@ -145,8 +143,11 @@ def _reading(path: Path, items: Iterator[T]) -> Iterator[T]:
     try:
         yield from items
     except OSError as exc:
-        raise SuperviseError(f"cannot read the recording {_shown(path)}: {exc.strerror or exc}",
-                             "check that it is a file you can read") from exc
+        raise _unreadable("the recording", path, exc) from exc
+
+
+def _unreadable(what: str, path: Path, exc: OSError) -> SuperviseError:
+    return SuperviseError(f"cannot read {what} {_shown(path)}: {exc.strerror or exc}", "check that it is a file you can read")
 
 
 def started(session: dict) -> bool:

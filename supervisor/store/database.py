@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import paths
-from ..plaintext import plain
+from ..plaintext import quoted
 from ..errors import SuperviseError
 from . import readonly
 from .damage import damaged, is_damage
@@ -34,12 +34,6 @@ ID_LENGTH = 6
 ACTIVE, COMPLETED, FAILED, INTERRUPTED = "active", "completed", "failed", "interrupted"
 # Longer than any id this or an older supervise made: not an id (and not a LIKE pattern to run).
 MAX_ID_LENGTH = 32
-
-
-def _clipped(text: str, most: int = 40) -> str:
-    """A word the user gave, as an error quotes it: one line, no control keys, not too long."""
-    text = plain(text, newlines=False)
-    return text if len(text) <= most else text[:most] + "…"
 
 
 def utcnow() -> str:
@@ -219,18 +213,18 @@ class Store:
         if not prefix:
             raise SuperviseError("empty session id", "run `supervise sessions` to list ids")
         if len(prefix) > MAX_ID_LENGTH:
-            raise SuperviseError(f"'{_clipped(prefix)}' is not a session id: ids are {ID_LENGTH} letters and digits",
+            raise SuperviseError(f"'{quoted(prefix)}' is not a session id: ids are {ID_LENGTH} letters and digits",
                                  "run `supervise sessions` to list ids")
         rows = self._rows(
             "select id from sessions where id like ? escape '\\' order by started desc",
             [prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"],
         )
         if not rows:
-            raise SuperviseError(f"no session matches '{_clipped(prefix)}'", "run `supervise sessions` to list ids")
+            raise SuperviseError(f"no session matches '{quoted(prefix)}'", "run `supervise sessions` to list ids")
         if len(rows) > 1 and not any(r["id"] == prefix for r in rows):
             ids = ", ".join(r["id"] for r in rows[:5])
             raise SuperviseError(
-                f"'{_clipped(prefix)}' is ambiguous: it matches {len(rows)} sessions ({ids})",
+                f"'{quoted(prefix)}' is ambiguous: it matches {len(rows)} sessions ({ids})",
                 "type more characters of the id",
             )
         self.mark_dead_sessions()
