@@ -182,7 +182,7 @@ def read_batches(fd: int) -> Iterator[list[tuple[bytes, float, bytes]]]:
             yield frames
 
 
-def parse_frames(buf: bytes | bytearray) -> tuple[list[tuple[bytes, float, bytes]], int]:
+def parse_frames(buf: bytes | bytearray | memoryview) -> tuple[list[tuple[bytes, float, bytes]], int]:
     """The whole frames at the start of `buf`, and how many bytes they took."""
     pos = 0
     frames = []
@@ -261,12 +261,13 @@ class RecorderConfig:
     pattern_files: list[str] = field(default_factory=list)
     start_monotonic: float | None = None  # the loop's time zero, to measure detection latency
     started_wall: float | None = None  # the same moment by the wall clock (transcript timestamps)
-    transcript_dir: str | None = None  # Claude Code's project folder to follow
+    transcript_dir: str | None = None  # the agent's transcript folder to follow (its profile's)
     contexts: bool = True  # make session contexts (on compaction, periodically, at the end)
     inject: str = "off"  # give the agent its context back: auto | type | off
-    hook_socket: str | None = None  # where Claude Code's SessionStart hook asks for it
+    hook_socket: str | None = None  # where the agent's own hook asks for it
     resume_from: str | None = None  # the session this one resumes: its context is due at start
     handoff_from: str | None = None  # ... by another agent: the one that did the work
+    settings: dict | None = None  # the resolved settings without their secrets (config.public)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import platformdirs
@@ -21,14 +21,6 @@ import platformdirs
 from .errors import SuperviseError
 
 DEFAULT_MODEL = "claude-haiku-4-5"
-# For `codex exec` on a ChatGPT login: the small model Codex 0.169.0 lists ("Fast and affordable
-# model for easier tasks"), with no upgrade offered over it.
-DEFAULT_CODEX_MODEL = "gpt-6-luna"
-# Who makes a session context: `auto` picks one per session (see contexts/backends/choose.py);
-# `api` is the Anthropic API with a key; `claude` and `codex` run those CLIs headless on the
-# user's own login; `gemini` is accepted but its releases so far cannot summarize (the backend
-# says why); `heuristic` never calls a model.
-BACKENDS = ("auto", "api", "claude", "codex", "gemini", "heuristic")
 DEFAULT_BUDGET = 24_000  # tokens of digest
 # The terminal emulator that renders the text log (`--emulator`): avt, or pyte (slower).
 DEFAULT_EMULATOR = "avt"
@@ -45,10 +37,14 @@ class Summary:
 
     backend: str = "auto"
     model: str = DEFAULT_MODEL
-    codex_model: str = DEFAULT_CODEX_MODEL
+    # An agent CLI backend's own model, by backend name, where its profile has a setting for it.
+    cli_models: Mapping[str, str] = field(default_factory=dict)
     base_url: str | None = None
     api_key: str | None = None
     auth_token: str | None = None
+    # The base URL is supervise's own setting, not the agents' ANTHROPIC_BASE_URL (which may
+    # be a local proxy that wants the agent's own login).
+    own_base_url: bool = False
     timeout: float = 60.0
     max_retries: int = 2
     budget: int = DEFAULT_BUDGET
@@ -56,6 +52,36 @@ class Summary:
     @property
     def has_key(self) -> bool:
         return bool(self.api_key or self.auth_token)
+
+    @property
+    def local(self) -> bool:
+        """Our base URL is a server on this machine (Ollama, LM Studio, llama-server, vLLM
+        serve the Messages API): it needs no key, and nothing leaves the machine."""
+        return self.own_base_url and is_local_url(self.base_url)
+
+    @property
+    def uses_api(self) -> bool:
+        """The API can be asked: with a key, or a local server without one."""
+        return self.has_key or self.local
+
+
+def is_local_url(url: str | None) -> bool:
+    """Whether `url` names this machine: localhost, a loopback address."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url or "").hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -101,10 +127,35 @@ class Settings:
     # heavy output the KB trigger alone fired at every check (5 s) and detection lagged by up
     # to a second (scripts/bench_detect.py). Not more often than this.
     min_seconds: float = 60.0
-    hook_wait: float = 20.0  # how long Claude Code's SessionStart hook waits for a context
+    hook_wait: float = 20.0  # how long an agent's hook waits for a context
     recorder_grace: float = 300.0  # how long the recorder may finish after its supervisor is gone
     recorder_priority: str = "0"  # a nice value, or "idle" (SCHED_IDLE)
     template: str | None = None  # the user's context prompt template, if any
+
+
+# The settings' secrets: never on a command line (a recorder's is readable by every user).
+SECRETS = ("api_key", "auth_token")
+# Where a process started by supervise finds the key its parent resolved.
+KEY_ENV = "SUPERVISE_SUMMARY_API_KEY"
+
+
+def public(settings: Settings) -> dict:
+    """The resolved settings as plain data without their secrets (for the recorder's config)."""
+    data = asdict(settings)
+    for secret in SECRETS:
+        data["summary"].pop(secret, None)
+    return data
+
+
+def restore(data: Mapping, env: Mapping[str, str]) -> Settings:
+    """Settings from `public`'s data, the secrets read back from `env` (`secret_env`'s)."""
+    summary = Summary(**{**data["summary"], "api_key": env.get(KEY_ENV) or None, "auth_token": env.get("ANTHROPIC_AUTH_TOKEN") or None})
+    return Settings(**{**data, "summary": summary, "notify": Notify(**data["notify"]), "limits": Limits(**data["limits"])})
+
+
+def secret_env(settings: Settings) -> dict[str, str]:
+    """The environment that carries the settings' key to a process `restore` runs in."""
+    return {KEY_ENV: settings.summary.api_key} if settings.summary.api_key else {}
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -142,7 +193,7 @@ def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, noti
     summary = Summary(
         backend=env.get("SUPERVISE_SUMMARY_BACKEND") or table.get("backend") or "auto",
         model=env.get("SUPERVISE_SUMMARY_MODEL") or table.get("model") or DEFAULT_MODEL,
-        codex_model=env.get("SUPERVISE_SUMMARY_CODEX_MODEL") or table.get("codex_model") or DEFAULT_CODEX_MODEL,
+        cli_models={name: env.get(var) or table.get(key) or default for name, (key, var, default) in cli_model_settings().items()},
         base_url=env.get("SUPERVISE_SUMMARY_BASE_URL") or table.get("base_url") or env.get("ANTHROPIC_BASE_URL"),
         api_key=env.get("SUPERVISE_SUMMARY_API_KEY") or (env.get(key_env) if key_env else None) or env.get("ANTHROPIC_API_KEY"),
         auth_token=env.get("ANTHROPIC_AUTH_TOKEN"),
@@ -150,6 +201,7 @@ def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, noti
         budget=int(_number(env, "SUPERVISE_DIGEST_BUDGET", table, "budget", DEFAULT_BUDGET)),
     )
     summary = replace(summary, **{k: v for k, v in flags.items() if v is not None})
+    summary = replace(summary, own_base_url=bool(flags.get("base_url") or env.get("SUPERVISE_SUMMARY_BASE_URL") or table.get("base_url")))
     from_env = flags.get("backend") is None and env.get("SUPERVISE_SUMMARY_BACKEND")
     check_backend(summary.backend, "SUPERVISE_SUMMARY_BACKEND" if from_env else None)
     return Settings(
@@ -202,13 +254,37 @@ def to_stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
+def backends() -> tuple[str, ...]:
+    """Who can make a session context: `auto` picks one per session (contexts/backends/choose.py);
+    `api` is the Anthropic API with a key; each agent CLI whose profile has a summary backend
+    runs headless on the user's own login (one that cannot summarize yet says why); `heuristic`
+    never calls a model."""
+    from . import profiles
+
+    return ("auto", "api", *(p.name for p in profiles.summarizers()), "heuristic")
+
+
+def cli_model_settings() -> dict[str, tuple[str, str, str]]:
+    """The agent CLI backends with a model setting of their own: backend name -> (its key in
+    [summary], its variable, its default)."""
+    from . import profiles
+
+    found = {}
+    for p in profiles.summarizers():
+        key = getattr(p.summary, "MODEL_KEY", None)
+        if key and p.summary is not None:
+            found[p.name] = (key, f"SUPERVISE_SUMMARY_{key.upper()}", p.summary.DEFAULT_MODEL)
+    return found
+
+
 def check_backend(name: str, source: str | None = None) -> str:
     """`source`: the variable it came from, if not a flag or the (checked) file."""
     from .plaintext import plain
 
-    if name not in BACKENDS:
+    known = backends()
+    if name not in known:
         raise SuperviseError(f"unknown summary backend '{plain(name, newlines=False)}'{' in ' + source if source else ''}",
-                             f"use one of: {', '.join(BACKENDS)} (--summary-backend, SUPERVISE_SUMMARY_BACKEND or [summary] backend)",
+                             f"use one of: {', '.join(known)} (--summary-backend, SUPERVISE_SUMMARY_BACKEND or [summary] backend)",
                              exit_code=2)
     return name
 

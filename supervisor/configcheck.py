@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from .config import BACKENDS, DEFAULT_BUDGET, DEFAULT_CODEX_MODEL, DEFAULT_MODEL, NOTIFY_TERMINAL, ON_LIMIT, Limits, Notify, Summary
+from .config import DEFAULT_BUDGET, backends, cli_model_settings, DEFAULT_MODEL, NOTIFY_TERMINAL, ON_LIMIT, Limits, Notify, Summary
 from .errors import SuperviseError
 from .plaintext import plain
 
@@ -54,9 +54,9 @@ SECONDS = "seconds"
 
 TABLES: dict[str, dict[str, Key]] = {
     "summary": {
-        "backend": Key("choice", "auto", choices=BACKENDS),
+        "backend": Key("choice", "auto", choices=backends()),
         "model": Key("text", DEFAULT_MODEL),
-        "codex_model": Key("text", DEFAULT_CODEX_MODEL),
+        **{key: Key("text", default) for key, _, default in cli_model_settings().values()},
         "base_url": Key("url", "https://api.anthropic.com"),
         "api_key_env": Key("variable", "MY_ANTHROPIC_KEY"),
         "timeout": Key("number", Summary.timeout, SECONDS, above=0),

@@ -3,7 +3,7 @@
 A session context is written by a model that read the session, and the session can hold
 text an attacker wrote (a file the agent read, a web page). What we type into an agent or
 print to the user's terminal must not carry keys: a `\\r` submits a line (`!cmd` runs a shell
-command in Claude Code), `\\x03` interrupts, an escape sequence ends a bracketed paste early
+command in an agent), `\\x03` interrupts, an escape sequence ends a bracketed paste early
 or rewrites the user's screen. So: escape sequences (CSI, OSC, DCS, ...) are removed whole,
 every other C0/C1 control character and DEL is dropped, tabs become spaces, and newlines
 stay only where asked for. Bidirectional overrides go too (they make text read differently

@@ -76,6 +76,14 @@ def wait_for(predicate, timeout=10.0, interval=0.05):
     raise AssertionError("condition not met in time")
 
 
+def recorder_done(sid, timeout=120.0):
+    """Wait for session `sid`'s recorder to exit: it makes the session's last context round
+    after `supervise` itself has exited."""
+    from procs import is_recorder, session_processes
+
+    wait_for(lambda: not [p for p in session_processes(sid) if is_recorder(p)], timeout, interval=0.2)
+
+
 def cast_events(path):
     with open(path, encoding="utf-8") as fh:
         header = json.loads(fh.readline())

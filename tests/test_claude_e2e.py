@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env
-from helpers import latest, session, wait_for
+from helpers import latest, recorder_done, session, wait_for
 from fakeapi import FakeAnthropic, default_reply
 from procs import cpu_seconds, recorder_pid
 
@@ -363,6 +363,7 @@ def test_three_compactions_with_turns_between_never_read_back_our_words(start_cl
         typed += 1
         turns(screen, [typed])
     s = finished_session(screen)
+    recorder_done(s["id"])  # the session-end round is made after supervise exits
     given = injections(s)
     assert len(given) == 3 and all(g["confirmed"] for g in given), given
     assert {g["channel"] for g in given} == ({"hook"} if inject == "auto" else {"typed"})

@@ -5,7 +5,7 @@ import json
 import os
 import subprocess
 
-from supervisor.giveback import claude
+from supervisor.profiles import claude
 from supervisor.giveback.hookserver import HookServer
 
 
@@ -17,11 +17,12 @@ def test_resume_replaces_the_old_sessions_own_resume_flags():
     assert claude.resume_argv(["claude", "--resume", "old"], None) == ["claude"]  # --fresh
 
 
-def test_the_settings_file_is_private_and_asks_for_startup_only_when_resumed(tmp_path):
-    argv = claude.with_hook(["claude", "--model", "x"], tmp_path / "s.json", resumed=False)
-    assert argv == ["claude", "--settings", str(tmp_path / "s.json"), "--model", "x"]
-    assert oct(os.stat(tmp_path / "s.json").st_mode & 0o777) == "0o600"
-    [entry] = json.loads((tmp_path / "s.json").read_text())["hooks"]["SessionStart"]
+def test_the_settings_file_adds_our_hook_and_asks_for_startup_only_when_resumed(tmp_path):
+    hooked = claude.PROFILE.with_hook(["claude", "--model", "x"], tmp_path, str(tmp_path / "h.sock"), resumed=False)
+    path = tmp_path / claude.SETTINGS_FILE
+    assert hooked.argv == ["claude", "--settings", str(path), "--model", "x"]
+    assert hooked.env == {"SUPERVISE_HOOK_SOCKET": str(tmp_path / "h.sock")}
+    [entry] = json.loads(hooked.files[path])["hooks"]["SessionStart"]
     assert entry["matcher"] == "compact|resume"
     assert claude.settings(resumed=True)["hooks"]["SessionStart"][0]["matcher"] == "compact|resume|startup"
     assert claude.has_own_settings(["claude", "--settings", "x.json"]) and not claude.has_own_settings(["claude"])
@@ -70,14 +71,14 @@ def test_a_recorder_that_cannot_start_stops_the_run_cleanly(tmp_path, monkeypatc
 
     from supervisor import paths
     from supervisor.errors import SuperviseError
-    from supervisor.run import session
+    from supervisor.run import recorderstart, session
     from supervisor.store.database import Store
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     agent = tmp_path / "claude"
     agent.write_text("#!/bin/sh\nsleep 30\n")
     agent.chmod(0o755)
-    real_popen = session.subprocess.Popen
+    real_popen = recorderstart.subprocess.Popen
 
     def no_memory(argv, **kwargs):
         if "supervisor.run.recorder" not in argv:
@@ -85,7 +86,7 @@ def test_a_recorder_that_cannot_start_stops_the_run_cleanly(tmp_path, monkeypatc
         assert list(tmp_path.glob(f"{paths.SOCKET_DIR_PREFIX}{os.getpid()}-*")), "no socket folder was made"
         raise OSError(12, "Cannot allocate memory")
 
-    monkeypatch.setattr(session.subprocess, "Popen", no_memory)
+    monkeypatch.setattr(recorderstart.subprocess, "Popen", no_memory)
     env = {**os.environ, "SUPERVISE_CONFIG": str(tmp_path / "cfg"), "SUPERVISE_HOME": str(tmp_path / "home")}
     fds = set(os.listdir("/proc/self/fd"))
     with pytest.raises(SuperviseError) as failed:

@@ -10,6 +10,7 @@ from fakeapi import FakeAnthropic
 from supervisor import config
 from supervisor.detection import patterns, userturns
 from supervisor.contexts import digest, rounds, schema as ctx, summarizer
+from supervisor.profiles.claude import transcript as claude_transcript
 from supervisor.recording.patterncheck import log_lines
 from supervisor.store.database import Store
 
@@ -76,7 +77,8 @@ def test_the_transcript_gives_the_exact_request_and_tool_calls():
         ]}},
         {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "is_error": True, "content": "E   AssertionError: 3 != 4"}]}},
     ]
-    d = digest.build("screen text\n", transcript=records)
+    told = digest.Told(claude_transcript.user_messages(records), claude_transcript.as_lines(records))
+    d = digest.build("screen text\n", told=told)
     assert d.original_request == "Refactor the parser.\nKeep the public API."
     assert "● Bash(pytest -q tests/test_parser.py)" in d.text
     assert "Error: E   AssertionError: 3 != 4" in d.text
@@ -140,4 +142,4 @@ def test_a_continue_supervise_typed_is_not_the_users_latest_message():
     assert [t.text for t in userturns.find(marked, claude)] == ["continue", "fix the parser"]
     assert marked.splitlines()[4] == rounds.CONTINUED and marked.endswith("● Back at it.\n")
     records = [{"type": "user", "message": {"content": c}} for c in ("continue", "fix the parser", "continue")]
-    assert [r["message"]["content"] for r in rounds.without_typed(records, ["continue"])] == ["continue", "fix the parser"]
+    assert [r["message"]["content"] for r in rounds.without_typed(records, ["continue"], claude_transcript.user_text)] == ["continue", "fix the parser"]

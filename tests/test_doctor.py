@@ -204,6 +204,14 @@ def test_a_key_the_api_accepts_is_ok_and_never_shown(tmp_path, api):
     assert KEY not in as_json and {"name": "api", "status": "ok"}.items() <= next(c for c in json.loads(as_json) if c["name"] == "api").items()
 
 
+def test_a_local_model_server_needs_no_key_and_is_said_to_be_local(tmp_path, api):
+    p = run_doctor(tmp_path, SUPERVISE_SUMMARY_BASE_URL=api.url)
+    assert line(p.stdout, "api") == (f"ok       api        local: {api.url}, no key needed (summaries by claude-haiku-4-5; "
+                                      "nothing leaves this machine)")
+    assert f"auto → api (a local model server at {api.url})" in line(p.stdout, "summary")
+    assert [r.path for r in api.requests] == ["/v1/models"]
+
+
 def test_a_refused_key_is_a_problem(tmp_path, api):
     wrong = "sk-ant-api03-" + "Nope" * 20 + "9876"
     p = run_doctor(tmp_path, SUPERVISE_SUMMARY_API_KEY=wrong, SUPERVISE_SUMMARY_BASE_URL=api.url)

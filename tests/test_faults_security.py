@@ -28,7 +28,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -273,7 +272,7 @@ def typed_after_compaction(toy, api, paste: bool) -> tuple[str, str]:
     screen.type("/compact")
     screen.wait("Conversation compacted", 10)
     screen.wait(r"reply to: \[supervise\]", 30)
-    time.sleep(2)  # nothing more may come
+    wait_for(lambda: [e for e in session(latest()["id"])["events"] if e["kind"] == "injection"], 20)  # given: nothing more may come
     screen.type("/exit")
     screen.close()
     sid = latest()["id"]

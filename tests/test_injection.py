@@ -7,6 +7,7 @@ import re
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -90,6 +91,25 @@ def a_context_is_ready() -> None:
     time.sleep(RULES_REACHED)
 
 
+def given() -> list[dict]:
+    """The session's injection, once recorded: the context was given (or given up on), and a
+    context is given at most once, so nothing more comes for it."""
+    return wait_for(lambda: injections(session(latest()["id"])), 20)
+
+
+def recorded_output(path) -> str:
+    """The output in a recording still being written (its complete lines)."""
+    out = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines()[1:]:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event[1] == "o":
+            out.append(event[2])
+    return "".join(out)
+
+
 def compact(screen):
     screen.type("hello there")
     screen.wait("reply to: hello there", 10)
@@ -102,7 +122,7 @@ def test_after_compaction_the_context_is_typed_once_as_one_paste(toy):
     screen, log = toy("--paste")
     compact(screen)
     screen.wait(r"reply to: \[supervise\]", 20)
-    time.sleep(3)  # nothing more may come
+    given()  # nothing more may come
     s = quit_toy(screen)
     assert len(ours(log)) == 1
     got = [r for r in received(log) if r.get("message", "").startswith(HEAD)][0]
@@ -135,7 +155,7 @@ def test_a_hostile_context_reaches_the_agent_as_one_paste_of_plain_text_and_one_
         screen, log = toy("--paste", extra_env={"SUPERVISE_SUMMARY_BASE_URL": api.url, "SUPERVISE_SUMMARY_API_KEY": "test-key"})
         compact(screen)
         screen.wait(r"reply to: \[supervise\]", 20)
-        time.sleep(2)
+        given()  # nothing more may come
         s = quit_toy(screen)
     raw = "".join(r["raw"] for r in received(log) if "raw" in r)
     typed = raw.split("/compact\r", 1)[1].rsplit("/exit\r", 1)[0]
@@ -156,7 +176,7 @@ def test_an_agent_without_bracketed_paste_gets_the_context_as_one_line(toy):
     screen, log = toy()
     compact(screen)
     screen.wait(r"reply to: \[supervise\]", 20)
-    time.sleep(2)
+    given()  # nothing more may come
     quit_toy(screen)
     [got] = ours(log)
     assert "\n" not in got and "Original request (verbatim): > hello there" in got
@@ -213,7 +233,7 @@ def test_a_lost_enter_is_pressed_again_once(toy):
 def test_with_inject_off_nothing_is_typed_and_the_user_is_told_where_the_context_is(toy):
     screen, log = toy("--paste", supervise_args=["--inject", "off"])
     compact(screen)
-    time.sleep(4)
+    a_context_is_ready()
     s = quit_toy(screen)
     assert ours(log) == [] and not injections(s)
     out = "".join(screen.raw)
@@ -283,8 +303,8 @@ def test_resume_summarizes_first_when_the_session_went_on_after_its_last_context
     screen.wait(r"reply to: \[supervise\]", 20)
     screen.type("now write the tests for the lexer")
     screen.wait("reply to: now write the tests", 10)
-    time.sleep(0.5)
     first = session(latest()["id"])
+    wait_for(lambda: "reply to: now write the tests" in recorded_output(first["cast_path"]), 10)  # recorded before the crash
     # the supervisor and its recorder die (a crash, a reboot): no session-end context
     for pid in [screen.child.pid, *children(screen.child.pid)]:
         os.kill(pid, signal.SIGKILL)

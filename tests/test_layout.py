@@ -8,9 +8,12 @@ from pathlib import Path
 import supervisor
 
 PACKAGE = Path(supervisor.__file__).resolve().parent
-# Lowest first. "base" is the modules at the top of the package (settings, paths, errors,
-# plain text, secret masks, the loop-recorder channel) that every folder uses.
+# Lowest first. "profiles" is what supervise knows of each agent CLI, in plain functions over
+# data that need nothing else of ours; "base" is the modules at the top of the package
+# (settings, paths, errors, plain text, secret masks, the loop-recorder channel) that every
+# folder uses.
 LAYERS = [
+    {"profiles"},
     {"base"},
     {"store", "terminal", "detection"},
     {"recording", "giveback", "status"},

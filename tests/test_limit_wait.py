@@ -62,7 +62,8 @@ def test_once_the_limit_has_reset_one_continue_is_typed_and_the_wait_shows_in_th
     typed = time.time()
     c.expect_exact("● Edit src/report.py: continue")  # the agent got it
     c.expect_exact("demo› ")
-    time.sleep(LIMIT + 2)  # no second continue for the same limit
+    # the continue is recorded (its wait is over) and the limit cleared: no second one can come for it
+    wait_for(lambda: {"limit_continue", "limit_cleared"} <= {k for k, _ in limit_events(latest()["id"])}, 20)
     c.sendline("/exit")
     c.expect(pexpect.EOF)
     out = c.before
@@ -103,7 +104,8 @@ def test_the_user_typing_during_the_wait_calls_the_continue_off(home):
     c.expect_exact("\x1b[23;0t")  # the title put back at once
     assert wait_for(lambda: listed()["continue_at"] is None, 5)
     c.send("\x7f")
-    time.sleep(LIMIT + MARGIN + 3)
+    called_off = lambda: any(k == "limit_wait" and d.get("called_off") for k, d in limit_events(latest()["id"]))  # noqa: E731
+    wait_for(called_off, 20)  # the wait is over: no continue can come for it
     c.sendline("/exit")
     c.expect(pexpect.EOF)
     assert "● Edit src/report.py: continue" not in c.before
@@ -158,6 +160,8 @@ def test_claude_code_goes_on_exactly_once_after_its_limit_resets_and_not_before(
     """Claude Code 2.1.330 offers to continue by itself at the reset ("Continuing
     automatically"), which it may or may not do before supervise's margin is over: either
     way the work goes on once, after the reset, never twice and never before."""
+    from agentdriver import CLAUDE_IDLE
+
     reset = int(time.time()) + 15
     screen, api = claude_limited(tmp_path, home, reset, auto_continue=True)
     try:
@@ -166,8 +170,16 @@ def test_claude_code_goes_on_exactly_once_after_its_limit_resets_and_not_before(
         deadline = by + MARGIN + 20
         while time.time() < deadline and not any(r.received >= reset for r in api.messages() if not r.is_compaction):
             screen.pump(0.2)
-        time.sleep(5)  # room for a second one, if there were one
-        screen.pump()
+        # supervise's wait is over (called off as Claude Code went on by itself, or its continue
+        # typed), the limit cleared (it works again), and it is idle: a second one would have come by now
+        def over():
+            kinds = {k if d.get("called_off") is None else "called_off" for k, d in limit_events(latest()["id"])}
+            return "limit_cleared" in kinds and kinds & {"called_off", "limit_continue"}
+
+        end = time.monotonic() + 60  # (a hang guard)
+        while not over() and time.monotonic() < end:
+            screen.pump(0.2)
+        screen.wait(CLAUDE_IDLE, 60)
         after = [r for r in api.messages() if not r.is_compaction and r.received >= reset - 1]
         before = [r for r in api.messages() if not r.is_compaction and "turn 2" not in r.last_user_text() and r.received < reset - 1]
         assert len(after) == 1, [r.last_user_text()[:60] for r in after]
@@ -190,8 +202,9 @@ def test_claude_codes_limit_dialog_is_never_typed_into_and_a_key_calls_the_conti
         assert [r for r in api.messages() if r.last_user_text().strip() == "continue"] == []
         screen.child.send("\x1b")  # the user closes the dialog: they are here, the wait is over
         screen.wait(r"\? for shortcuts", 30)
-        end = time.time() + 5
-        while time.time() < end:
+        called_off = lambda: any(k == "limit_wait" and d.get("called_off") for k, d in limit_events(latest()["id"]))  # noqa: E731
+        end = time.monotonic() + 30  # (a hang guard)
+        while not called_off() and time.monotonic() < end:
             screen.pump(0.2)
         assert [r for r in api.messages() if r.last_user_text().strip() == "continue"] == []
     finally:

@@ -67,8 +67,9 @@ def test_recorder_keeps_what_it_got_when_the_supervisor_vanishes(tmp_path):
 
 
 def run_loop_with_inbox(child_code, script):
-    """Run the loop over a real child; `script(loop_stdin_w, inbox_w, output)` acts meanwhile.
-    Returns (child output, notes the loop sent the recorder)."""
+    """Run the loop over a real child; `script(loop_stdin_w, inbox_w, output, notes)` acts
+    meanwhile (`output()`, `notes()`: so far). Returns (child output, notes the loop sent the
+    recorder)."""
     child = PtyProcess.spawn([sys.executable, "-c", child_code])
     r, w = os.pipe()
     frames = []
@@ -83,7 +84,10 @@ def run_loop_with_inbox(child_code, script):
     def output():
         return b"".join(p for k, _, p in channel.parse_frames(b"".join(frames))[0] if k == channel.OUTPUT).decode()
 
-    actor = threading.Thread(target=script, args=(stdin_w, inbox_w, output))
+    def notes():
+        return [json.loads(p) for k, _, p in channel.parse_frames(b"".join(frames))[0] if k == channel.NOTE]
+
+    actor = threading.Thread(target=script, args=(stdin_w, inbox_w, output, notes))
     actor.start()
     loop.run()
     actor.join(10)
@@ -92,9 +96,7 @@ def run_loop_with_inbox(child_code, script):
     reader.join(5)
     for fd in (devnull, stdin_w, inbox_w):
         os.close(fd)
-    parsed, _ = channel.parse_frames(b"".join(frames))
-    notes = [json.loads(p) for k, _, p in parsed if k == channel.NOTE]
-    return output(), notes
+    return output(), notes()
 
 
 def wait_until(predicate, timeout=10):
@@ -107,10 +109,10 @@ TWO_LINES = "print('READY', flush=True); got = [input(), input()]; print('GOT', 
 
 
 def test_the_users_keys_wait_while_supervise_types_so_the_two_never_mix():
-    def script(stdin_w, inbox_w, output):
+    def script(stdin_w, inbox_w, output, notes):
         wait_until(lambda: "READY" in output())
         channel.send_message(inbox_w, channel.Inject(7, "the context", 0.0))
-        time.sleep(0.1)
+        wait_until(lambda: "the context" in output())  # typed (echoed); its Enter comes a moment later
         os.write(stdin_w, b"my own line\r")  # typed while the context is being typed
 
     out, notes = run_loop_with_inbox(TWO_LINES, script)
@@ -119,12 +121,12 @@ def test_the_users_keys_wait_while_supervise_types_so_the_two_never_mix():
 
 
 def test_the_loop_declines_to_type_while_the_user_is_typing():
-    def script(stdin_w, inbox_w, output):
+    def script(stdin_w, inbox_w, output, notes):
         wait_until(lambda: "READY" in output())
         os.write(stdin_w, b"half a li")
-        time.sleep(0.2)
+        wait_until(lambda: "half a li" in output())  # the loop passed the keys on (echoed)
         channel.send_message(inbox_w, channel.Inject(1, "the context", 0.0))
-        time.sleep(0.5)
+        wait_until(notes)  # the loop's answer: declined, or (wrongly) typed
         os.write(stdin_w, b"ne\rsecond\r")
 
     out, notes = run_loop_with_inbox(TWO_LINES, script)

@@ -1,8 +1,12 @@
 """Notices: which state changes tell the user, and the user's command run for each, safely."""
 
+import os
+import threading
 import time
 
 import pytest
+
+from helpers import wait_for
 
 from supervisor.config import Notify
 from supervisor.status.notify import Notices, Runner, command_line
@@ -37,23 +41,44 @@ def test_placeholders_are_quoted_so_a_name_cannot_run_a_command(tmp_path):
 
 
 def test_a_failing_or_hanging_command_never_holds_up_the_session_and_is_told_once(tmp_path):
-    failures = []
-    runner = Runner(Notify(command="exit 3", timeout=1.0), lambda where, exc: failures.append(str(exc)))
-    started = time.monotonic()
+    go = tmp_path / "go"
+    told = []
+    runner = Runner(Notify(command=f"while [ ! -e {go} ]; do sleep 0.02; done; exit 3", timeout=60.0),
+                    lambda where, exc: told.append((threading.current_thread(), str(exc))))
     for _ in range(3):
         runner.notify({"id": "abc234", "state": "done"})
-    assert time.monotonic() - started < 0.1  # queued, not run on the caller's thread
-    deadline = time.monotonic() + 5
-    while len(failures) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert failures and "exited with 3" in failures[0]
+    assert told == []  # each call came back while its command still waits: queued, not run on the caller's thread
+    go.touch()
+    wait_for(lambda: len(told) == 3, 30)
+    assert all(thread is not threading.current_thread() and "exited with 3" in text for thread, text in told), told
     hung = []
-    slow = Runner(Notify(command="sleep 30", timeout=0.5), lambda where, exc: hung.append(str(exc)))
+    token = f"notify-hang-{os.getpid()}"
+    slow = Runner(Notify(command=f"HANGS={token} sleep 600 & wait", timeout=0.5), lambda where, exc: hung.append(str(exc)))
     slow.notify({"id": "abc234"})
-    deadline = time.monotonic() + 5
-    while not hung and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert hung and "was stopped" in hung[0]
+    wait_for(lambda: hung, 30)
+    assert "was stopped" in hung[0]
+    assert left_running(token) == []  # the command's whole process group was killed, its `sleep` too
+
+
+def left_running(token: str) -> list[int]:
+    """Live processes (not zombies) whose command line or environment holds `token`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                environ = fh.read()
+        except OSError:
+            continue
+        if token.encode() in cmdline or token.encode() in environ:
+            found.append(int(entry))
+    return found
 
 
 def demo_limited(*flags, term="xterm-256color"):

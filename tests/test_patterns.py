@@ -295,4 +295,4 @@ def test_a_known_agent_without_patterns_is_said_at_start(tmp_path, monkeypatch):
                        stdin_fd=None, stdout_fd=None, stderr=err)
     assert code == 0
     first = err.getvalue().splitlines()[0]
-    assert first.startswith("supervise: no pattern set for claude (Claude Code): its compactions will not be detected")
+    assert first.startswith("supervise: no pattern set for claude: its compactions will not be detected")

@@ -8,7 +8,7 @@ def test_the_renderer_logs_lines_and_emits_what_its_patterns_detect(tmp_path):
     log = open(tmp_path / "session.log", "w", encoding="utf-8")
     r = Renderer(log, "avt", 60, 10, agent="claude", pattern_files=[], emit=lambda *e: emitted.append(e),
                  fail=lambda where, exc: emitted.append(("FAILED", where, exc)), report=print, now=lambda: 0.0)
-    r.on_frame.append(lambda t, screen, detector: frames.append(t))
+    r.subscribe("frames", lambda t, screen, seen: frames.append(t))
     r.output(0.1, "hello\r\n✻ Conversation compacted (ctrl+o for history)\r\n")
     r.output(0.2, "bye\r\n")
     r.finish()
@@ -22,7 +22,7 @@ def test_a_sudden_flood_is_left_in_the_recording_after_a_window_of_it_not_8_mb(t
     rest waits in the recording, not in memory (the text log is still every line)."""
     import time
 
-    from supervisor.recording import asciicast, render
+    from supervisor.recording import asciicast, flood
 
     cast = open(tmp_path / "s.cast", "wb")
     writer = asciicast.Writer(cast, asciicast.Header(60, 10, 0))
@@ -36,7 +36,7 @@ def test_a_sudden_flood_is_left_in_the_recording_after_a_window_of_it_not_8_mb(t
         span = writer.write(0.2 + n * 1e-4, "o", chunk)
         writer.flush()
         r.output(0.2 + n * 1e-4, chunk, span)
-        waiting.append(r._backlog)
+        waiting.append(r.flood.backlog)
     r.finish()
-    assert max(waiting) <= render.FLOOD_RATE * render.RATE_WINDOW + 2 * len(chunk)
+    assert max(waiting) <= flood.FLOOD_RATE * flood.RATE_WINDOW + 2 * len(chunk)
     assert len((tmp_path / "session.log").read_text().splitlines()) == 60 * 4000

@@ -18,6 +18,7 @@ PY = sys.executable
 RAW_ECHO = """
 import os, sys, tty
 tty.setraw(0)
+os.write(1, b'raw now\\r\\n')
 buf = b''
 while not buf.endswith(b'QUIT'):
     buf += os.read(0, 1024)
@@ -27,7 +28,7 @@ os.write(1, b'GOT ' + repr(buf).encode() + b'\\r\\n')
 
 def test_every_key_reaches_the_child_unchanged():
     c = spawn(["--", PY, "-c", RAW_ECHO])
-    time.sleep(0.5)  # let the child enter raw mode
+    c.expect_exact("raw now")  # the child is in raw mode
     keys = "a\x03\x1a\x1b\x1b[A\x04" + "\x1b[200~pasted\nmulti line ✻\x1b[201~" + "QUIT"
     c.send(keys)
     c.expect(r"GOT (b'.*')\r\n")

@@ -192,3 +192,25 @@ def test_a_subscriber_that_raises_is_reported_and_the_others_still_hear_every_ev
                      ("first", "compaction_finished"), ("last", "compaction_finished")]
     assert failures == [("broken", "cannot take compaction_started"), ("broken", "cannot take compaction_finished")]
     assert [e["kind"] for e in store.events(sid)] == ["compaction_started", "compaction_finished"]
+
+
+def test_an_event_a_subscriber_emits_is_told_once_every_subscriber_has_heard_the_first(tmp_path):
+    store = Store(tmp_path / "s.db")
+    sid = store.create_session(command="x", argv=["x"], cwd="/")["id"]
+    heard, failures = [], []
+    sink = EventSink(store, sid, fail=lambda where, exc: failures.append((where, exc)))
+
+    def waits(kind, t, detail):
+        heard.append(("waits", kind))
+        if kind == "limit_reached":
+            sink.emit("limit_wait", t, {"wait": 1}, "limits")
+
+    sink.subscribe("waits", waits)
+    sink.subscribe("last", lambda kind, t, detail: heard.append(("last", kind)))
+    sink.emit("limit_reached", 1.0, {}, "regex")
+    assert heard == [("waits", "limit_reached"), ("last", "limit_reached"), ("waits", "limit_wait"), ("last", "limit_wait")]
+    assert [e["kind"] for e in store.events(sid)] == ["limit_reached", "limit_wait"]
+    sink.emit("compaction_finished", 2.0, {}, "regex")
+    sink.emit("compaction_finished", 2.5, {}, "transcript")  # the same compaction: merged, and no failure
+    assert [e["detail"]["sources"] for e in store.events(sid) if e["kind"] == "compaction_finished"] == [["regex", "transcript"]]
+    assert failures == []

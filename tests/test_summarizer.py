@@ -2,6 +2,7 @@
 
 import json
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -160,3 +161,22 @@ def test_the_apis_token_count_corrects_the_estimate(api, tmp_path):
     assert len(counts) == 2  # counted, rebuilt smaller, counted again
     sent = api.messages()[0].last_user_text()
     assert digest.estimate_tokens(sent) * 3 <= 4_000 * 1.1
+
+
+def test_a_local_model_server_is_asked_without_a_key(api, session_digest):
+    """A base URL on this machine set for supervise (Ollama, LM Studio, llama-server, vLLM):
+    the api backend asks it with no key; the same URL in the agents' ANTHROPIC_BASE_URL alone
+    (a local proxy for an agent's login) is not taken for one."""
+    api.add(tool_reply(GOOD))
+    env = {"SUPERVISE_CONFIG": "/nonexistent", "SUPERVISE_SUMMARY_BASE_URL": api.url.replace("127.0.0.1", "localhost")}
+    local = config.load(env).summary
+    assert local.local and not local.has_key
+    result = summarizer.summarize(session_digest, None, replace(local, base_url=api.url), {"agent": None}, env)
+    assert (result.source, result.backend, result.error) == ("model", "api", None)
+    [sent] = api.messages()
+    said = sent.headers.get("x-api-key", "") + sent.headers.get("authorization", "")
+    assert said.endswith("local") and "test-key" not in str(sent.headers)
+    proxied = config.load({"SUPERVISE_CONFIG": "/nonexistent", "ANTHROPIC_BASE_URL": api.url}).summary
+    assert not proxied.local and not proxied.uses_api
+    assert not config.load({"SUPERVISE_CONFIG": "/nonexistent", "SUPERVISE_SUMMARY_BASE_URL": "https://api.example.com"}).summary.local
+

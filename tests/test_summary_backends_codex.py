@@ -25,7 +25,8 @@ from conftest import ROOT, require, run_cli
 from fake_responses import FakeResponses
 from supervisor import config
 from supervisor.contexts import schema, summarizer
-from supervisor.contexts.backends import choose, codex
+from supervisor.contexts.backends import choose
+from supervisor.profiles.codex import summary as codex
 from test_summary_backends import EMPTY, GOOD, left_running, login_env, session_digest  # noqa: F401 (a fixture)
 
 CODEX_VERSION = "0.169.0"
@@ -121,7 +122,7 @@ def test_codex_on_a_login_fills_the_context_with_our_instructions_and_schema(res
     body = call.body
     assert body["model"] == "gpt-6-luna" and body["reasoning"]["effort"] == "low"
     assert body["text"]["format"]["type"] == "json_schema" and body["text"]["format"]["strict"] is True
-    assert body["text"]["format"]["schema"] == codex.OUTPUT_SCHEMA
+    assert body["text"]["format"]["schema"] == codex.strict(schema.SCHEMA)
     assert not body.get("tools")
     # What is left of its tools (0.169.0): code mode's `exec`, which fails closed with its host
     # switched off, and the multi-agent ones no flag removes. Nothing that runs, reads or fetches.
@@ -272,7 +273,7 @@ def test_auto_chooses_the_sessions_cli_then_claude_then_codex(agent, usable, exp
 def test_the_codex_model_is_set_in_the_config_file_or_the_environment(tmp_path):
     (tmp_path / "config.toml").write_text('[summary]\nbackend = "codex"\ncodex_model = "gpt-6.1-terra"\n')
     env = {"SUPERVISE_CONFIG": str(tmp_path)}
-    assert (config.load(env).summary.backend, config.load(env).summary.codex_model) == ("codex", "gpt-6.1-terra")
-    assert config.load({**env, "SUPERVISE_SUMMARY_CODEX_MODEL": "gpt-6-luna"}).summary.codex_model == "gpt-6-luna"
-    assert config.load({"SUPERVISE_CONFIG": str(tmp_path / "none")}).summary.codex_model == config.DEFAULT_CODEX_MODEL == "gpt-6-luna"
+    assert (config.load(env).summary.backend, codex.model(config.load(env).summary)) == ("codex", "gpt-6.1-terra")
+    assert codex.model(config.load({**env, "SUPERVISE_SUMMARY_CODEX_MODEL": "gpt-6-luna"}).summary) == "gpt-6-luna"
+    assert codex.model(config.load({"SUPERVISE_CONFIG": str(tmp_path / "none")}).summary) == codex.DEFAULT_MODEL == "gpt-6-luna"
     assert config.load({**env, "SUPERVISE_SUMMARY_BACKEND": "gemini"}).summary.backend == "gemini"

@@ -3,7 +3,7 @@
 import pytest
 
 from supervisor.recording.emulator import make
-from supervisor.detection.lines import shape
+from supervisor.detection.sameline import shape
 from supervisor.recording.textlog import TextLog
 
 EMULATORS = ["avt", "pyte"]

@@ -21,7 +21,7 @@ import pytest
 import fixtureset
 from supervisor.recording.export import replay
 from supervisor.detection.echoes import normalize
-from supervisor.detection.lines import is_update, shape
+from supervisor.detection.sameline import is_update, shape
 
 SEEN = 0.1  # seconds on screen that make a row something a person saw
 

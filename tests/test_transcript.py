@@ -5,13 +5,14 @@ import time
 
 from helpers import wait_for
 from supervisor.detection import transcript
+from supervisor.profiles.claude import transcript as claude_transcript
 
 
 def test_project_folder_follows_claude_codes_naming(tmp_path):
     env = {"HOME": str(tmp_path)}
-    assert transcript.project_dir(env, "/tmp/explore/my_proj.v2") == tmp_path / ".claude" / "projects" / "-tmp-explore-my-proj-v2"
+    assert claude_transcript.folder(env, "/tmp/explore/my_proj.v2") == tmp_path / ".claude" / "projects" / "-tmp-explore-my-proj-v2"
     env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "cfg")
-    assert transcript.project_dir(env, "/a/b") == tmp_path / "cfg" / "projects" / "-a-b"
+    assert claude_transcript.folder(env, "/a/b") == tmp_path / "cfg" / "projects" / "-a-b"
 
 
 def test_follows_new_records_by_offset_and_holds_back_partial_lines(tmp_path):
@@ -40,8 +41,8 @@ def test_follows_new_records_by_offset_and_holds_back_partial_lines(tmp_path):
     finally:
         follower.stop()
     assert [(r["type"], name) for r, name in records] == [("user", "new-session.jsonl"), ("system", "new-session.jsonl"), ("assistant", "old-session.jsonl")]
-    assert transcript.compaction(records[1][0]) == {"trigger": "manual", "pre_tokens": 1234}
-    assert transcript.compaction(records[0][0]) is None
+    assert claude_transcript.compaction(records[1][0]) == {"trigger": "manual", "pre_tokens": 1234}
+    assert claude_transcript.compaction(records[0][0]) is None
 
 
 def test_waits_for_the_folder_claude_code_creates_with_the_first_prompt(tmp_path):

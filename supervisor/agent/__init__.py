@@ -5,28 +5,9 @@ every path resolved inside it first (tools.py)."""
 
 import sys
 
-AGENT = "supervise-agent"  # its pattern set, and the agent name its sessions are stored with
-RESUME_FLAG = "--resume-from"
+from ..profiles.supervise_agent import AGENT, RESUME_FLAG
 
-
-def resume_argv(argv: list[str], from_session: str | None) -> list[str]:
-    """The agent's command line to resume a session: its options without the task (it asks
-    at its prompt) nor -p; with `--resume-from ID` to carry on that session's conversation
-    (None: a fresh conversation, which is given the session's context instead)."""
-    options = argv[: argv.index("--")] if "--" in argv else list(argv)
-    out, skip = [], False
-    for arg in options:
-        if skip:
-            skip = False
-            continue
-        if arg == RESUME_FLAG:
-            skip = True
-            continue
-        if arg not in ("-p", "--print"):
-            out.append(arg)
-    if from_session:
-        out += [RESUME_FLAG, from_session]
-    return [*out, "--"]
+__all__ = ["AGENT", "RESUME_FLAG", "command_line"]
 
 
 def command_line(task: list[str], **options) -> list[str]:

@@ -1,7 +1,7 @@
 """How much of the model's context the agent may use, and how much it uses now. Pure.
 
 usable = context limit - output reserve - system prompt and tool definitions - a safety
-buffer (OpenCode's overflow rule, seed 000). What the context holds is the last step's real
+buffer (an open-source agent's overflow rule, seed 000). What the context holds is the last step's real
 usage (input + cache read + cache write + output: what that call's context held, per step,
 never a running total) plus an estimate of what was appended since (chars/4, non-ASCII
 heavier). Compaction is considered before every model call, from `trigger` x usable on.

@@ -92,7 +92,8 @@ def summary_input(conversation: Conversation, first_kept: int, budget_tokens: in
             elif b.get("type") == "tool_use":
                 lines.append(f"Tool call: {b['name']}({json.dumps(b.get('input', {}), ensure_ascii=False)[:400]})")
             elif b.get("type") == "tool_result":
-                text = b.get("content") if isinstance(b.get("content"), str) else ""
+                content = b.get("content")
+                text = content if isinstance(content, str) else ""
                 lines.append(f"Result{' (error)' if b.get('is_error') else ''}: {text[:1500]}")
     body = "\n".join(lines)
     while estimate_tokens(body) > budget_tokens and len(body) > 1000:

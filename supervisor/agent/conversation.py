@@ -56,13 +56,13 @@ class Conversation:
                 "insert into messages (session_id, seq, role, content, tokens, usage, interrupted, compacted, pruned, created) "
                 "select ?, seq, role, content, tokens, usage, interrupted, compacted, pruned, created from messages "
                 "where session_id = ? order by seq", [self.session_id, from_session])
-        self.__init__(self.store, self.session_id)
+        Conversation.__init__(self, self.store, self.session_id)
 
     def add(self, role: str, content: list[dict], usage: dict | None = None, interrupted: bool = False) -> Message:
         message = Message((self.messages[-1].seq + 1) if self.messages else 1, role, content, usage, interrupted)
         text = json.dumps(content, ensure_ascii=False)
         with self.store.db.conn:
-            self.store.db["messages"].insert({
+            self.store.db.table("messages").insert({
                 "session_id": self.session_id, "seq": message.seq, "role": role, "content": text,
                 "tokens": estimate_tokens(text), "usage": json.dumps(usage) if usage else None,
                 "interrupted": int(interrupted), "created": utcnow(),
@@ -99,7 +99,7 @@ class Conversation:
             self.store.db.execute(
                 "update messages set compacted = 1 where session_id = ? and (role = 'summary' or seq < ?)",
                 [self.session_id, first_kept if first_kept is not None else seq])
-            self.store.db["messages"].insert({
+            self.store.db.table("messages").insert({
                 "session_id": self.session_id, "seq": seq, "role": "summary", "content": json.dumps(content, ensure_ascii=False),
                 "tokens": estimate_tokens(summary), "created": utcnow(),
             })

@@ -59,9 +59,10 @@ class Model:
 
         text: list[str] = []
         try:
-            with self.client.messages.stream(model=self.name, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages) as stream:
+            # the SDK types these as its TypedDicts; ours are the same JSON, held as plain dicts
+            with self.client.messages.stream(model=self.name, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages) as stream:  # type: ignore[arg-type]
                 for event in stream:
-                    if event.type == "content_block_delta" and getattr(event.delta, "type", "") == "text_delta":
+                    if event.type == "content_block_delta" and isinstance(event.delta, anthropic.types.TextDelta):
                         text.append(event.delta.text)
                         on_text(event.delta.text)
                 final = stream.get_final_message()

@@ -47,7 +47,7 @@ class Lines:
 
     def queued(self) -> list[str]:
         """What was typed while the agent worked (taken now, without waiting)."""
-        out = []
+        out: list[str] = []
         while True:
             try:
                 line = self._lines.get_nowait()

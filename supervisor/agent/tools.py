@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from .sandbox import WORKDIR, Sandbox
 
@@ -19,7 +20,7 @@ OUTPUT_CAP = 10_000  # characters of a tool's output the model sees
 LIST_CAP = 500  # entries of a directory listing
 DEFAULT_TIMEOUT = 60.0
 
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "name": "execute_command",
         "description": f"Run a shell command in the sandbox (cwd {WORKDIR}). Output is capped at {OUTPUT_CAP} characters (head and tail).",

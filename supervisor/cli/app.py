@@ -58,6 +58,7 @@ def _top(version: bool = typer.Option(False, "--version", "-V", is_eager=True, c
     pass
 
 
+assert app.info.help is not None  # given to typer.Typer above
 app.info.help += (f"\n\nTo run an agent: supervise [RUN OPTIONS] -- AGENT [ARGS]. The run options are those of "
                   f"`supervise run --help`: {', '.join(routing.option_names(running.run))}.")
 
@@ -75,6 +76,7 @@ def _flowing_help(typer_app: typer.Typer) -> None:
         if command.help is None and command.callback is not None:
             command.help = _flowing(command.callback.__doc__)
     for group in typer_app.registered_groups:
+        assert group.typer_instance is not None  # add_typer registers the Typer it is given
         _flowing_help(group.typer_instance)
 
 
@@ -84,8 +86,11 @@ _flowing_help(app)
 def route(argv: list[str]) -> list[str]:
     """Send `supervise -- CMD`, `supervise --name x -- CMD` and `supervise CMD` to `run`;
     refuse a typo before anything runs."""
-    commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
-    commands |= {g.name for g in app.registered_groups}
+    commands: set[str] = set()
+    for c in app.registered_commands:
+        assert c.callback is not None  # each command above is registered with its function
+        commands.add(c.name or c.callback.__name__.replace("_", "-"))
+    commands |= {g.name for g in app.registered_groups if g.name is not None}  # each is added with its name
     return routing.route(argv, commands, routing.run_options(running.run))
 
 
@@ -102,7 +107,7 @@ def _invoke(args: list[str]) -> None:
     try:  # Typer 0.2x carries its own Click; earlier ones use Click itself
         from typer._click import exceptions as click
     except ImportError:
-        from click import exceptions as click
+        from click import exceptions as click  # type: ignore[no-redef]  # the same module, by Click's own name
 
     command = typer.main.get_command(app)
     try:

@@ -20,8 +20,8 @@ ON_LIMIT_HELP = ("When the agent hits a usage limit: notify (an event, a notice,
                  "Default: \\[limits] on_limit in config.toml, else notify.")
 NOTIFY_HELP = ("Also tell your terminal when the agent needs you (a dialog, done, a limit, compacting): bell, osc (a desktop "
                "notification, OSC 9 or 777), or off. Default: \\[notify] terminal in config.toml, else off.")
-INJECT_HELP = ("Give the agent its session context back after compaction and on resume: auto (Claude Code: "
-               "its SessionStart hook, else typed at the idle prompt), type (always typed), off.")
+INJECT_HELP = ("Give the agent its session context back after compaction and on resume: auto (through the agent's "
+               "own hook where it has one, else typed at the idle prompt), type (always typed), off.")
 
 
 def _check_inject(inject: str) -> str:
@@ -64,10 +64,10 @@ def resume(
     session_id: Optional[str] = typer.Argument(None, help="Session id (any unique prefix)."),
     extra: Optional[List[str]] = typer.Argument(None, help="Extra arguments for the command, after `--`."),
     last: bool = typer.Option(False, "--last", help="Resume the most recent session."),
-    fresh: bool = typer.Option(False, "--fresh", help="Start the agent's conversation anew (no `claude --resume`); the context is still given."),
+    fresh: bool = typer.Option(False, "--fresh", help="Start the agent's conversation anew (not its own resume); the context is still given."),
     with_agent: Optional[str] = typer.Option(None, "--with", metavar="AGENT",
-                                             help="Hand the work to another agent CLI (claude, codex, gemini, opencode, aider or any "
-                                                  "command; its arguments after `--`), told that another agent did it."),
+                                             help="Hand the work to another agent CLI (any command; its arguments after `--`; "
+                                                  "`supervise patterns list` shows the agents supervise knows), told that another agent did it."),
     agent_name: Optional[str] = typer.Option(None, "--agent", help="With --with: the pattern set to use (default: the command's name)."),
     inject: Optional[str] = typer.Option(None, "--inject", help=INJECT_HELP + " Default: as the session was run."),
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
@@ -76,11 +76,10 @@ def resume(
     force: bool = typer.Option(False, "--force", help="Resume it even while another supervise runs it or resumes it."),
 ) -> None:
     """Start a new session linked to an earlier one: same command, directory, agent and
-    options; for Claude Code with `--resume <its session id>`; or, with --with, another agent
+    options; the agent's own conversation carried on where its profile knows how; or, with --with, another agent
     in the same directory. The earlier session's context (summarized first if it is out of
     date) is given to the agent once it is ready."""
-    from .. import agent as agents, config
-    from ..giveback import claude
+    from .. import config, profiles
     from ..run.session import RunOptions, run as run_session
 
     config.load(backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr)  # a setting that is wrong stops here, not in the recorder
@@ -110,15 +109,11 @@ def resume(
     if with_agent:  # another agent: a conversation of its own, told whose work it takes over
         argv, agent = [with_agent, *(extra or [])], agent_name
         handoff_from = plain(old["agent"] or Path(old["argv"][0]).name, newlines=False)
-    elif old["agent"] == "claude":
-        if not fresh and not old.get("agent_session_id"):
-            print(f"supervise: no Claude Code session id was recorded for {old['id']}; starting a new conversation "
-                  "and giving it the context", file=sys.stderr)
-        argv = claude.resume_argv(argv, None if fresh else old.get("agent_session_id"))
-    elif old["agent"] == agents.AGENT:
-        argv = agents.resume_argv(argv, None if fresh else old["id"])
-        if inject is None:  # its own conversation carries on, or a fresh one is given the context
-            inject = "off" if not fresh else "auto"
+    else:  # its own conversation carried on, as its profile says
+        resumed = profiles.get(old["agent"]).resume(argv, old, fresh)
+        argv, inject = resumed.argv, inject or resumed.inject
+        if resumed.note:
+            print(resumed.note, file=sys.stderr)
     opts = RunOptions(
         argv=argv,
         name=old["name"],

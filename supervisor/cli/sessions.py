@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Optional
 
 import typer
 
+from ..contexts import lastround
 from ..errors import SuperviseError
 from ..plaintext import clip, json_rows, json_text, plain
 from .shared import BACKEND_HELP, local_time, open_store
@@ -110,12 +112,36 @@ def show(
             typer.echo(f"  round {c['round']:<3} {local_time(c['created'])}  {c['trigger']:<20} {_context_origin(c)}")
 
 
+def _last_round(store, session: dict) -> dict | None:
+    """The session's latest round. Once it ended, that is its last: its recorder makes it after
+    the user has their shell back (waited for here while at work), or this command makes it
+    if the session ended without it (its recorder killed)."""
+    row = store.latest_context(session["id"])
+    if (row is not None and row["trigger"] == "session_end") or not lastround.ended(session):
+        return row
+    from .. import config
+    from ..contexts import rounds
+
+    if rounds.session_patterns(session, os.environ) is None:
+        return row  # an agent without a pattern set: no round was coming
+    settings = config.load()
+    if lastround.at_work(session):
+        print(f"supervise: session {session['id']} has ended; waiting for its recorder to make its last context", file=sys.stderr)
+        lastround.wait(session, settings.recorder_grace)
+    row = store.latest_context(session["id"])  # read again once the recorder is done: it may have made it meanwhile
+    due = lastround.stale(row, session) if row is not None else lastround.showed(session)
+    if not due or store.read_only:
+        return row
+    print(f"supervise: session {session['id']} ended without its last context; making it now", file=sys.stderr)
+    return rounds.make(store, session, "session_end", settings)
+
+
 # What `show` tells of each context round (the prompt itself: `supervise context`).
 CONTEXT_KEYS = ("round", "created", "trigger", "source", "backend", "model", "error", "input_tokens", "output_tokens", "cost_usd")
 
 
 def _context_origin(c: dict) -> str:
-    """`model via claude (claude-haiku-4-5), 3400+420 tokens, $0.0055`, or the heuristic and why."""
+    """`model via AGENT (claude-haiku-4-5), 3400+420 tokens, $0.0055`, or the heuristic and why."""
     via = f" via {c['backend']}" if c.get("backend") and c["backend"] != c["source"] else ""
     if c["source"] != "model":
         return plain(f"{c['source']}{via}" + (f": {c['error']}" if c.get("error") else ""), newlines=False)
@@ -138,7 +164,7 @@ def export(
     if fmt not in FORMATS:
         raise SuperviseError(f"unknown format '{fmt}'", f"use one of: {', '.join(FORMATS)}", exit_code=2)
     to_stdout = output is None or str(output) == "-"
-    where = None if to_stdout else exportfile.target(output, force)  # refused before anything is read
+    where = None if to_stdout or output is None else exportfile.target(output, force)  # refused before anything is read
     store = open_store(write=False)
     chunks = export_session(store, store.resolve(session_id), fmt, redact=redact, warn=lambda line: typer.echo(line, err=True))
     if where is None:
@@ -177,7 +203,7 @@ def context_cmd(
     """Print the latest context prompt of a session."""
     store = open_store(write=False)
     session = store.resolve(session_id)
-    row = store.latest_context(session["id"])
+    row = _last_round(store, session)
     if row is None:
         raise SuperviseError(f"session {session['id']} has no context yet", f"make one with `supervise summarize {session['id']}`")
     if as_json:

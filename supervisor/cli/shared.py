@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
+from typing import NoReturn
 
 from ..store.database import Store
 
@@ -24,11 +25,11 @@ def local_time(iso: str | None) -> str:
 
 
 # `run`, `resume` and `summarize` take it alike.
-BACKEND_HELP = ("Who makes the session contexts: auto (default: the API with a key, else Claude Code or Codex on your own "
-                "login (the session's own agent first), else the heuristic), api, claude, codex, gemini, heuristic.")
+BACKEND_HELP = ("Who makes the session contexts: auto (default: the API with a key, else an agent CLI that can summarize, on "
+                "your own login (the session's own agent first), else the heuristic), api, such an agent CLI by name, heuristic.")
 
 MOST_USED = (
-    ("supervise -- claude", "run an agent (claude, codex, gemini, opencode, aider, ...) under the supervisor"),
+    ("supervise -- AGENT", "run an agent CLI ({known}, ...) under the supervisor"),
     ("supervise ps", "what each running agent is doing"),
     ("supervise sessions", "the recorded sessions, newest first"),
     ("supervise resume ID", "carry on a session (--with AGENT: hand it to another agent)"),
@@ -36,9 +37,12 @@ MOST_USED = (
 )
 
 
-def usage_no_command() -> None:
+def usage_no_command() -> NoReturn:
     print("Usage: supervise [OPTIONS] -- AGENT [ARGS]...  |  supervise COMMAND [ARGS]...\n\nMost used:", file=sys.stderr)
+    from .. import profiles
+
+    known = profiles.clis()
     for command, what in MOST_USED:
-        print(f"  {command:<22} {what}", file=sys.stderr)
-    print("\nsupervise: no command given (hint: `supervise -- claude`, or `supervise --help` for every command)", file=sys.stderr)
+        print(f"  {command:<22} {what.format(known=', '.join(known))}", file=sys.stderr)
+    print(f"\nsupervise: no command given (hint: `supervise -- {known[0]}`, or `supervise --help` for every command)", file=sys.stderr)
     sys.exit(2)

@@ -1,7 +1,7 @@
 """The model's input: a session squeezed into a token budget, whatever its size.
 
-From the text log (and, for Claude Code, its transcript, which has the real messages and
-tool calls) keep: the original request verbatim, the most recent activity, and the salient
+From the text log (and the agent's transcript where its profile reads one: the real messages
+and tool calls) keep: the original request verbatim, the most recent activity, and the salient
 middle (what the user asked, commands run, files touched, errors and what fixed them,
 decisions). Drop what a reader skips: redraw and progress noise, box drawing, repeats.
 
@@ -11,16 +11,13 @@ speed) and classifying only the lines that hold one, so a 100 MB log takes secon
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..config import DEFAULT_BUDGET
 from ..detection import userturns
-from ..detection.lines import shape
+from ..detection.sameline import shape
 from ..detection.patterns import PatternSet
-from ..detection.transcript import user_text
 
 SHARES = {"request": 0.15, "salient": 0.45, "recent": 0.40}
 
@@ -113,13 +110,21 @@ def _noise(line: str) -> bool:
     return len(line.strip()) < 3 or bool(NOISE.match(line)) or bool(SPINNER_LINE.match(line))
 
 
-def original_request(text: str, transcript: list[dict] | None = None, turns: list[str] | None = None) -> str:
+@dataclass(frozen=True)
+class Told:
+    """What an agent's transcript says, as its profile reads it: the user's messages (their
+    requests, in order) and the conversation as log lines."""
+
+    said: list[str]
+    lines: list[str]
+
+
+def original_request(text: str, told: Told | None = None, turns: list[str] | None = None) -> str:
     """The first thing the user asked: from the transcript if we have it, else the first of
     the user's messages the agent's patterns found, else the first prompt-like line of the
     log and the lines that continue it (an agent we have no user_input pattern for)."""
-    said = user_messages(transcript or [])
-    if said:
-        return said[0]
+    if told and told.said:
+        return told.said[0]
     if turns:
         return userturns.original_request(turns)
     m = SALIENT.search(text[:2_000_000])
@@ -135,74 +140,29 @@ def original_request(text: str, transcript: list[dict] | None = None, turns: lis
     return "\n".join(lines)
 
 
-# What Claude Code records as a user turn but the user did not type as a request: a slash
-# command and its output ("<command-name>/compact</command-name>", "<local-command-stdout>").
-_COMMAND = re.compile(r"^\s*<(?:command-name|command-message|command-args|local-command-std\w+)>")
-
-
-def user_messages(records: Iterable[dict]) -> list[str]:
-    """What the user typed, from Claude Code's transcript, in order: not its meta records
-    (hook output, reminders), compaction summaries, tool results or slash commands."""
-    out = []
-    for record in records:
-        if record.get("type") != "user" or record.get("isMeta") or record.get("isCompactSummary"):
-            continue
-        said = user_text(record).strip()
-        if said and not _COMMAND.match(said) and not said.startswith("/"):
-            out.append(said)
-    return out
-
-
-def latest_request(transcript: list[dict] | None, turns: list[str]) -> str:
+def latest_request(told: Told | None, turns: list[str]) -> str:
     """The user's last message: from the transcript if it has one, else the last of the
     user's messages the agent's patterns found that is not an agent command."""
-    said = user_messages(transcript or []) or [t for t in turns if not t.startswith("/")]
+    said = (told.said if told else []) or [t for t in turns if not t.startswith("/")]
     return said[-1] if said else ""
-
-
-def transcript_lines(records: Iterable[dict]) -> list[str]:
-    """Claude Code's transcript as log lines: the messages, and each tool call in one line."""
-    out = []
-    for r in records:
-        message = r.get("message") or {}
-        content = message.get("content")
-        role = message.get("role") or r.get("type")
-        if r.get("isCompactSummary") or r.get("isMeta") or r.get("type") not in ("user", "assistant"):
-            continue
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
-        for b in blocks:
-            if not isinstance(b, dict):
-                continue
-            if b.get("type") == "text" and b.get("text", "").strip():
-                prefix = "❯ " if role == "user" else "● "
-                out.extend(prefix + line if i == 0 else "  " + line for i, line in enumerate(b["text"].strip().splitlines()))
-            elif b.get("type") == "tool_use":
-                args = b.get("input") or {}
-                detail = args.get("command") or args.get("file_path") or args.get("path") or json.dumps(args)[:200]
-                out.append(f"● {b.get('name')}({detail})")
-            elif b.get("type") == "tool_result" and b.get("is_error"):
-                inner = b.get("content")
-                text = inner if isinstance(inner, str) else " ".join(x.get("text", "") for x in inner or [] if isinstance(x, dict))
-                out.append("  ⎿ Error: " + text.strip().splitlines()[0][:300] if text.strip() else "  ⎿ Error")
-    return out
 
 
 def build(
     text: str,
     budget: int = DEFAULT_BUDGET,
-    transcript: list[dict] | None = None,
+    told: Told | None = None,
     header: str = "",
     patterns: PatternSet | None = None,
     known_request: str = "",
 ) -> Digest:
-    """A digest of a session's text (its text log, with its transcript's lines added).
+    """A digest of a session's text (its text log, with its transcript's lines added: `told`).
     `patterns`: the agent's, to find what the user typed. `known_request`: the original
     request when an earlier round already found it (this text is only what came since)."""
     found = userturns.find(text, patterns)
     turns = [t.text for t in found]
-    if transcript:
-        text = text + "\n" + "\n".join(transcript_lines(transcript))
-    request = known_request or original_request(text, transcript, turns)
+    if told and told.lines:
+        text = text + "\n" + "\n".join(told.lines)
+    request = known_request or original_request(text, told, turns)
     request = _clip(request, int(budget * SHARES["request"]))
     used = estimate_tokens(header) + estimate_tokens(request)
     recent_budget = int(budget * SHARES["recent"])
@@ -223,7 +183,7 @@ def build(
         parts.append("## Earlier in the session (selected lines, in order)\n" + "\n".join(salient))
     parts.append("## Most recent activity\n" + "\n".join(recent_lines))
     out = "\n\n".join(parts)
-    return Digest(out, estimate_tokens(out), request, files, counts, turns, latest_request(transcript, turns))
+    return Digest(out, estimate_tokens(out), request, files, counts, turns, latest_request(told, turns))
 
 
 def _recent(text: str, budget: int) -> tuple[list[str], int]:
@@ -334,6 +294,7 @@ def _salient(text: str, budget: int, exclude: set[str], said: list[tuple[int, st
         if per_shape.get(s, 0) >= PER_SHAPE:
             continue
         per_shape[s] = per_shape.get(s, 0) + 1
+        assert m.lastgroup is not None  # every alternative of SALIENT is a named group
         by_kind[m.lastgroup].append((offset, line))
     chosen: list[tuple[int, str]] = []
     counts = {}
@@ -369,15 +330,3 @@ def _fit(lines: list[tuple[int, str]], quota: int) -> tuple[list[tuple[int, str]
         cost += c
     return head + tail[::-1], cost
 
-
-def parse_records(lines: Iterable[str]) -> list[dict]:
-    """JSON lines to records; lines that are not JSON objects are skipped."""
-    records = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records

@@ -36,7 +36,7 @@ class Session:
 
     db_path: str
     session_id: str
-    transcript_dir: str | None = None  # Claude Code's project folder
+    transcript_dir: str | None = None  # the agent's transcript folder
     resume_from: str | None = None  # the session this one resumes
     handoff_from: str | None = None  # ... with another agent: the one that did the work
     log_path: str | None = None  # the text log, indexed for search as it grows
@@ -88,10 +88,10 @@ class ContextKeeper(threading.Thread):
 
     def run(self) -> None:
         # Imported now, in the background: the first round is often a compaction's, which
-        # Claude Code's hook waits for (the SDK's import took ~1 s of a 2.9 s first round).
+        # an agent's hook waits for (the SDK's import took ~1 s of a 2.9 s first round).
         from . import rounds  # noqa: F401
 
-        if self.settings.summary.has_key:
+        if self.settings.summary.uses_api:
             import anthropic  # noqa: F401
         started = time.monotonic()
         while True:
@@ -156,6 +156,7 @@ class ContextKeeper(threading.Thread):
 
         whose = self.session.resume_from  # the session the context row belongs to
         try:
+            assert whose is not None  # wanted only for a session that resumes one
             store = self._db()
             row = rounds.latest_or_new(store, store.get_session(whose), self.settings, os.environ)
             if self.session.handoff_from is not None:  # another agent's work: the new session's own first round

@@ -9,17 +9,17 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
 
 from ..config import Settings, Summary
+from .. import profiles
 from ..detection import echoes, patterns, transcript, userturns
 from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
 from ..recording.export import text_lines
 from ..redact import redact, redact_data
 from ..store.database import COMPLETED, FAILED, Store
-from . import digest, schema, summarizer
+from . import digest, lastround, schema, summarizer
 
 # Bytes of the previous round's text read again: the recent activity keeps its lead-in.
 OVERLAP = 16_384
@@ -77,20 +77,13 @@ def session_text(session: dict, screen: list[str] | None = None, since: int = 0,
 
 
 def transcript_records(session: dict, env: Mapping[str, str], folder: Path | None = None, since: int = 0) -> tuple[list[dict], int]:
-    """Claude Code's transcript records since byte `since`, and the offset reached."""
-    if session.get("agent") != "claude" or not session.get("agent_session_id"):
+    """The records of the agent's own transcript since byte `since` (for an agent whose profile
+    reads one and a session whose id in it is known), and the offset reached."""
+    reader = profiles.get(session.get("agent")).transcript
+    if reader is None or not session.get("agent_session_id"):
         return [], 0
-    folder = folder or transcript.project_dir(env, session["cwd"])
-    path = folder / f"{session['agent_session_id']}.jsonl"
-    try:
-        with open(path, "rb") as fh:
-            end = fh.seek(0, os.SEEK_END)
-            fh.seek(min(since, end))
-            data = fh.read()
-    except OSError:
-        return [], since
-    complete = data[: data.rfind(b"\n") + 1]  # a torn last line is read next time
-    return digest.parse_records(complete.decode("utf-8", errors="replace").splitlines()), min(since, end) + len(complete)
+    folder = folder or reader.folder(env, session["cwd"])
+    return transcript.read_since(folder / reader.file_name(session["agent_session_id"]), since)
 
 
 def header(session: dict) -> str:
@@ -132,18 +125,23 @@ def make(
     # user's words, nor the agent's output, nor errors or files to carry on.
     given = echoes.Given.of(given_texts(store, session))
     text = echoes.strip(text, given)
-    records = [r for r in records if not (r.get("type") == "user" and echoes.is_echo_text(transcript.user_text(r), given))]
+    reader = profiles.get(session.get("agent")).transcript
+    if reader is not None:
+        records = [r for r in records if not echoes.is_echo_text(reader.user_text(r), given)]
     if pattern_set is None:
         pattern_set = session_patterns(session, env)
     # Nor are the continues it typed after a usage limit: they are too short to be told by
     # their words, so the latest messages saying just that are taken for them.
     continues = continue_texts(store, session, settings)
     text = userturns.mark_typed(text, pattern_set, continues, CONTINUED)
-    records = without_typed(records, continues)
+    told = None
+    if reader is not None and records:
+        records = without_typed(records, continues, reader.user_text)
+        told = digest.Told(reader.user_messages(records), reader.as_lines(records))
     known = (previous or {}).get("original_request", "")
 
     def build(budget: int) -> digest.Digest:
-        return digest.build(text, budget, records, redact(header(session)), pattern_set, known)
+        return digest.build(text, budget, told, redact(header(session)), pattern_set, known)
 
     d = build(cfg.budget)
     # The estimate is a heuristic; where the API can count, believe it and shrink to fit.
@@ -200,10 +198,10 @@ def continue_texts(store: Store, session: dict, settings: Settings) -> list[str]
             for e in store.events(session["id"]) if e["kind"] == "limit_continue" and e["detail"].get("typed")]
 
 
-def without_typed(records: list[dict], typed: list[str]) -> list[dict]:
-    """Claude Code's transcript without the user turns supervise typed: for each text, the
-    latest turn that says exactly it."""
-    said = [transcript.user_text(r) if r.get("type") == "user" else "" for r in records]
+def without_typed(records: list[dict], typed: list[str], user_text) -> list[dict]:
+    """A transcript without the user turns supervise typed: for each text, the latest turn
+    that says exactly it (`user_text`: the profile's reading of a record)."""
+    said = [user_text(r) for r in records]
     drop = userturns.latest_saying(said, typed)
     return [r for i, r in enumerate(records) if i not in drop]
 
@@ -221,20 +219,11 @@ def session_patterns(session: dict, env: Mapping[str, str]) -> PatternSet | None
 
 
 def latest_or_new(store: Store, session: dict, settings: Settings, env: Mapping[str, str]) -> dict:
-    """The session's latest context; made anew first if there is none, or if the session
-    showed more after it was made (a supervisor killed before its session-end context)."""
+    """The session's latest context, once its recorder is done (an ended session's last round
+    is made after the user has their shell back); made anew first if there is none, or if
+    the session showed more after it (it ended without its last round: its recorder killed)."""
+    lastround.wait(session, settings.recorder_grace)
     row = store.latest_context(session["id"])
-    if row is not None and not _stale(row, session):
+    if row is not None and not lastround.stale(row, session):
         return row
     return make(store, session, "resume", settings, env)
-
-
-def _stale(row: dict, session: dict) -> bool:
-    made = datetime.fromisoformat(row["created"]).timestamp()
-    last_output = 0.0
-    for key in ("cast_path", "log_path"):
-        try:
-            last_output = max(last_output, os.stat(session[key]).st_mtime)
-        except (OSError, KeyError, TypeError):
-            pass
-    return last_output > made + 1.0  # a second's grace: the log is closed just before the last context

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import string
+from typing import Any
 
 from ..plaintext import plain
 from .digest import FILE_RX, SALIENT, Digest, estimate_tokens
@@ -105,6 +106,7 @@ def heuristic(d: Digest, previous: dict | None = None) -> dict:
     for line in lines:
         m = SALIENT.match(line)
         if m:
+            assert m.lastgroup is not None  # every alternative of SALIENT is a named group
             kinds.setdefault(m.lastgroup, []).append(line.strip())
     # what the user typed (as the agent's patterns read it, else prompt-like lines without
     # their marker); slash commands are not tasks
@@ -201,7 +203,7 @@ def render(context: dict, round_no: int, template: str | None = None, budget: in
         template = template or DEFAULT_TEMPLATE
     else:
         template = HEADS["handoff"] + (template or BODY)
-    ctx = {k: list(v) if isinstance(v, list) else v for k, v in context.items()}
+    ctx: dict[str, Any] = {k: list(v) if isinstance(v, list) else v for k, v in context.items()}
     for key, share in (("original_request", budget // 3), ("latest_request", budget // 6)):
         words = ctx.get(key, "")
         if estimate_tokens(words) > share:

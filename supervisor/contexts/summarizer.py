@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..config import Summary
+from ..plaintext import plain
 from ..redact import redact
 from . import schema
-from .backends import Answer, Failed, api, choose, claude, codex, gemini
+from .backends import Answer, Failed, api, choose
 from .digest import Digest
 
 SYSTEM = (
@@ -41,7 +42,7 @@ class Result:
     output_tokens: int = 0
     cost_usd: float | None = None
     error: str | None = None
-    backend: str = "heuristic"  # who was asked: api | claude | ... | heuristic (none)
+    backend: str = "heuristic"  # who was asked: api | an agent CLI's name | heuristic (none)
 
 
 def model_input(d: Digest, previous: dict | None) -> str:
@@ -67,11 +68,11 @@ def summarize(d: Digest, previous: dict | None, cfg: Summary, session: Mapping |
     the backend gives none."""
     env = os.environ if env is None else env
     choice = choose.resolve(cfg, session, env)
-    if choice.backend == "heuristic" or (choice.backend in choose.UNABLE and not choice.executable):
+    if choice.backend == "heuristic" or (choice.backend in choose.backends() and not choice.executable):
         return _fallback(d, previous, choice.why, backend=choice.backend)
     text = model_input(d, previous)
     ends = time.monotonic() + cfg.timeout  # one deadline for the whole summary, asked twice or not
-    spent = Answer(None, cfg.codex_model if choice.backend == "codex" else cfg.model if choice.backend in ("api", "claude") else None)
+    spent = Answer(None, cfg.model if choice.backend == "api" else _cli_model(choice.backend, cfg))
     problem = "no answer"
     for attempt in range(2):  # a malformed answer is asked for once more
         try:
@@ -93,13 +94,16 @@ def summarize(d: Digest, previous: dict | None, cfg: Summary, session: Mapping |
 def _ask(choice: choose.Choice, text: str, cfg: Summary, ends: float, env: Mapping[str, str]) -> Answer:
     if choice.backend == "api":
         return api.ask(text, SYSTEM, cfg, ends)
-    if choice.backend == "claude":
-        return claude.ask(text, SYSTEM, cfg, ends, choice.executable, env)
-    if choice.backend == "codex":
-        return codex.ask(text, SYSTEM, cfg, ends, choice.executable, env)
-    if choice.backend == "gemini":
-        return gemini.ask(text, SYSTEM, cfg, ends, choice.executable, env)
-    raise Failed(f"no summary backend {choice.backend}")
+    backend = choose.backends().get(choice.backend)
+    if backend is None:
+        raise Failed(f"no summary backend {choice.backend}")
+    return backend.ask(text, SYSTEM, schema.SCHEMA, cfg, ends, choice.executable, env)
+
+
+def _cli_model(name: str, cfg: Summary) -> str | None:
+    """The model a CLI backend asks for, as far as it says before answering."""
+    backend = choose.backends().get(name)
+    return backend.model(cfg) if backend is not None and hasattr(backend, "model") else None
 
 
 def _add(spent: Answer, answer: Answer) -> Answer:
@@ -111,5 +115,6 @@ def _add(spent: Answer, answer: Answer) -> Answer:
 
 def _fallback(d: Digest, previous: dict | None, error: str, spent: Answer | None = None, backend: str = "heuristic") -> Result:
     spent = spent or Answer(None, None)
+    # What another program said, stored and shown: plain text only.
     return Result(schema.heuristic(d, previous), "heuristic", spent.model, spent.input_tokens, spent.output_tokens,
-                  spent.cost_usd if (spent.input_tokens or spent.output_tokens) else None, error, backend)
+                  spent.cost_usd if (spent.input_tokens or spent.output_tokens) else None, plain(error), backend)

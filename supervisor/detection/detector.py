@@ -8,16 +8,23 @@ below the set's threshold. Idleness is a state, not a line: an idle line on scre
 busy line ("esc to interrupt"), and `idle_prompt` fires when the agent becomes idle. Lines
 that look related to compaction or context but match no pattern are reported once each as
 `unrecognized` (a line being typed counts once), so users can write patterns for what they see.
+
+Told things by several threads (frames by the render thread, new patterns by the pattern
+watcher, what supervise gave the agent by the context keeper): each changes it only under
+its lock, which is held for the matching alone (no callback; the first match loads the
+regex engine).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import echoes, saferegex
-from .lines import is_update, shape
+from .sameline import is_update, shape
 from .patterns import EVENT_OF, STATE_KINDS, Pattern, PatternSet
 
 LOOKS_RELATED = re.compile(r"compact|compress|context|summari[sz]", re.IGNORECASE)
@@ -34,7 +41,7 @@ class Detection:
     values: dict = field(default_factory=dict)
 
     def detail(self) -> dict:
-        out = {"text": self.text, "row": self.row}
+        out: dict[str, Any] = {"text": self.text, "row": self.row}
         values = dict(self.values)
         also = values.pop("also", [])
         if self.pattern:
@@ -43,8 +50,20 @@ class Detection:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What the detector makes of a frame's screen, as its frame subscribers are told it."""
+
+    idle: bool
+    busy: bool
+    dialog: bool  # a permission or confirmation dialog waits for an answer
+    context_left: int | None
+
+
 class Detector:
     def __init__(self, patterns: PatternSet | None, grace: float = 0.2, unrecognized: bool = True):
+        self._lock = threading.Lock()
+        self._adding = threading.Lock()  # taken before `_lock`, never after it
         self.patterns = patterns
         self.grace = grace
         self.unrecognized = unrecognized and patterns is not None
@@ -57,22 +76,35 @@ class Detector:
         self._context_bucket: int | None = None  # the last context_low fired, in steps of 5%
         self.context_left: int | None = None  # percent, as the agent last showed it
         # What supervise gave the agent: its echo on screen (it says "compacted") is no detection.
-        # Replaced whole, never changed in place: another thread hands new texts in.
         self.given = echoes.Given.of([])
         self._given_texts: tuple[tuple[str, str], ...] = ()
 
     def add_given(self, text: str, quoted: str = "") -> None:
         """Supervise gave the agent `text` (quoting the session's words `quoted`): its
         echoes are not the agent's."""
-        self._given_texts = (*self._given_texts[-(echoes.GIVEN_MAX - 1):], (text, quoted))
-        self.given = echoes.Given.of(self._given_texts)
+        with self._adding:  # one at a time; the slow part (`Given.of`) outside the lock
+            texts = (*self._given_texts[-(echoes.GIVEN_MAX - 1):], (text, quoted))
+            given = echoes.Given.of(texts)
+            with self._lock:
+                self._given_texts, self.given = texts, given
 
     def set_patterns(self, patterns: PatternSet | None) -> None:
-        self.patterns = patterns
-        self._active.clear()
-        self._prefilter = _prefilter(patterns, self.unrecognized)
+        prefilter = _prefilter(patterns, self.unrecognized)
+        with self._lock:
+            self.patterns = patterns
+            self._active.clear()
+            self._prefilter = prefilter
 
     def feed(self, t: float, appeared: list[tuple[int, str]], screen: list[str]) -> list[Detection]:
+        with self._lock:
+            return self._feed(t, appeared, screen)
+
+    def seen(self, screen: list[str]) -> Seen:
+        """What the last frame showed, `screen` being its rows."""
+        with self._lock:
+            return Seen(self.idle, self.busy, self._dialog_up(screen), self.context_left)
+
+    def _feed(self, t: float, appeared: list[tuple[int, str]], screen: list[str]) -> list[Detection]:
         if self.patterns is None:
             return []
         found = []
@@ -153,6 +185,7 @@ class Detector:
         return [Detection("unrecognized", t, text.strip(), None, row)]
 
     def _idleness(self, t: float, screen: list[str]) -> list[Detection]:
+        assert self.patterns is not None  # _feed looks only with patterns
         idle_patterns = self.patterns.of("idle_prompt")
         if not idle_patterns:
             return []
@@ -170,12 +203,12 @@ class Detector:
                         idle_line = (row, line, p)
                         break
         was, self.idle = self.idle, idle_line is not None
-        if self.idle and not was:
+        if idle_line is not None and not was:
             row, line, p = idle_line
             return [Detection("idle_prompt", t, line.strip(), p.qualified, row)]
         return []
 
-    def dialog_up(self, screen: list[str]) -> bool:
+    def _dialog_up(self, screen: list[str]) -> bool:
         """A permission or confirmation dialog waits for an answer: its line is on screen and
         no idle line below it (in a scrolling CLI an answered dialog stays in view, above the
         prompt that followed it; a full-screen TUI hides its idle line while asking)."""

@@ -1,11 +1,10 @@
 """Our own words, found again: what supervise gave an agent, as the session shows it back.
 
 A context typed at the prompt is echoed on screen, and agents redraw what was typed their
-own way: Claude Code and Gemini CLI quote it in their history (` > [supervise] …`, indented
-lines), Aider wraps it at the window's width, Codex draws it in its input box with `↑` and
-`•` marks, and a long paste may be collapsed to `[Pasted text #1 +40 lines]`,
+own way: quoted in their history (` > [supervise] …`, indented lines), wrapped at the
+window's width, drawn in an input box with `↑` and `•` marks, and a long paste may be collapsed to `[Pasted text #1 +40 lines]`,
 `[Pasted Content 1157 chars]`, `[Pasted Text: 27 lines]` or `[Pasted ~40 lines]`. An agent
-may quote it in its reply too, or print it as it sends it (Aider's --verbose: `USER …`). Read back, an echo would pass for the user's latest request, for the agent's output,
+may quote it in its reply too, or print it as it sends it (a verbose mode's `USER …`). Read back, an echo would pass for the user's latest request, for the agent's output,
 for an error, and (it says "compacted") for a detection.
 
 So lines are compared with what was given on their ASCII letters and digits alone, which no
@@ -44,7 +43,7 @@ _KEEP = set(b"abcdefghijklmnopqrstuvwxyz0123456789")
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
 _DROP_KEEP_NEWLINES = _DROP.replace(b"\n", b"")
 # A role label before a line: an agent printing the messages it sends ("USER [supervise] …",
-# Aider's --verbose, which its summaries can only be seen with) puts its own word before ours.
+# in a verbose mode) puts its own word before ours.
 # It is dropped, like a glyph, before a line is compared; else a short line of ours
 # ("USER Still to do:") would not be recognized, and would break the run it stands in.
 LABEL = re.compile(r"[ \t]*[A-Z][A-Z_]{1,11}[ \t]+")
@@ -197,7 +196,8 @@ def strip(text: str, given: Given, mark: bool = True) -> str:
             # the lines of the one text this run echoes, with what lies between them
             echoed, text = given.one_text([normalized[i] for i in run])
             segments: list[tuple[int, int]] = []
-            first = last = None
+            first: int | None = None
+            last = 0  # set with first
             for i, ours in zip(run, echoed):
                 if ours:
                     first = i if first is None else first

@@ -1,7 +1,7 @@
 """When a usage limit resets: the words an agent shows, read into an absolute time.
 
 An agent on a subscription stops at its usage limit and says when it resets, each its own
-way: a clock time with an optional zone (Claude Code "resets 7:45am (UTC)", "resets 3pm
+way: a clock time with an optional zone ("resets 7:45am (UTC)", "resets 3pm
 (Europe/Berlin)"; "at 15:00"), a date ("Nov 25", "2026-11-25"), or a delay ("try again in
 2 hours 3 minutes", "in 17s"). A pattern of kind `limit` captures the parts as named groups
 (`clock`, `zone`, `date`, `delay`), and `reset_at` turns them into an aware datetime: a
@@ -65,7 +65,7 @@ def reset_at(values: dict, now: datetime, local: tzinfo | None = None) -> dateti
 def reading(values: dict, now: datetime) -> dict:
     """What a limit line says, for its event: `reset_at` (ISO 8601 with its offset, or None),
     `reset_by` (the latest it can be: a clock time shown to the minute is the minute's
-    start, and Claude Code shows 17:01:07 as "5:01pm") and, when it is no time to wait for,
+    start: 17:01:07 may be shown as "5:01pm") and, when it is no time to wait for,
     `no_wait` (why)."""
     at = reset_at(values, now)
     out: dict = {"reset_at": at.isoformat() if at else None}
@@ -134,6 +134,8 @@ def _clock(text: str) -> time | None:
 
 
 def _date(text: str, today: date) -> date | None:
+    month: int | None
+    year: int | str | None  # the text's digits until checked
     m = _ISO_DATE.match(text)
     if m:
         year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))

@@ -37,9 +37,6 @@ STATE_KINDS = ("idle_prompt", "busy", "user_input", "user_input_continued", "too
 USER_KINDS = ("user_input", "user_input_continued")
 # A pattern kind whose event is named otherwise: what happened, not what the line is.
 EVENT_OF = {"limit": "limit_reached"}
-# Agents supervise ships patterns for, by command name: one of these with no pattern set
-# means an install without its pattern files, or a user file that renamed the agent.
-KNOWN_AGENTS = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode", "aider": "Aider"}
 DEFAULT_CONTEXT_LOW_AT = 30  # percent of context left at or below which context_low fires
 STATUSES = ("verified", "sourced", "spec")
 
@@ -168,7 +165,7 @@ def load_all(extra: Iterable[Path] = (), env: Mapping[str, str] | None = None) -
 
 
 def select(sets: Mapping[str, PatternSet], agent: str) -> PatternSet | None:
-    """The set for an agent name or a command name (`claude`, `/usr/bin/claude`)."""
+    """The set for an agent name or a command name (`AGENT`, `/usr/bin/AGENT`)."""
     if agent in sets:
         return sets[agent]
     base = Path(agent).name

@@ -1,54 +1,35 @@
-"""Claude Code's transcript: a second, stronger channel than the screen.
+"""An agent's transcript: the JSON-lines files it writes of its own conversation, followed.
 
-Claude Code appends one JSON record per line to
-`<config>/projects/<cwd with every non-alphanumeric character replaced by ->/<session>.jsonl`
-(`<config>` is $CLAUDE_CONFIG_DIR, else ~/.claude). We follow the files written during our
-session with watchdog, by byte offset, holding back a partial last line. A
-`compact_boundary` record is a compaction that certainly happened (with its trigger and the
-token count before it); the records' `sessionId` is what `claude --resume` needs.
-
-The format is internal to Claude Code; records we do not understand are skipped.
+Every `.jsonl` in one folder that grows after `start()` is read by byte offset, holding back a
+partial last line, with watchdog (and, until the folder exists, a look once a second). What a
+record means is the agent's profile's to say (its `transcript` module); records that are not
+JSON objects are skipped.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import threading
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
 
 Record = dict
 OnRecord = Callable[[Record, Path], None]
 
 
-def config_dir(env: Mapping[str, str]) -> Path:
-    if env.get("CLAUDE_CONFIG_DIR"):
-        return Path(env["CLAUDE_CONFIG_DIR"]).expanduser()
-    return Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
-
-
-def project_dir(env: Mapping[str, str], cwd: str) -> Path:
-    return config_dir(env) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", cwd)
-
-
-def timestamp(record: Record) -> float | None:
-    try:
-        return datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00")).timestamp()
-    except (KeyError, ValueError, AttributeError):
-        return None
-
-
 # The watchdog events that can mean new data. inotify also reports every open and close, and
 # our own read opens and closes the file: reading on those fed itself, one event per read,
-# and burnt a whole core for as long as Claude Code sat idle.
+# and burnt a whole core for as long as the agent sat idle.
 NEW_DATA = frozenset({"modified", "created", "moved"})
 
 
 class TranscriptFollower:
-    """Follows every .jsonl in one project directory that grows after `start()`."""
+    """Follows every .jsonl in one folder that grows after `start()`."""
 
     def __init__(self, directory: Path, on_record: OnRecord, poll: float = 1.0):
         self.directory = directory
@@ -57,7 +38,7 @@ class TranscriptFollower:
         self._offsets: dict[Path, int] = {}
         self._partial: dict[Path, bytes] = {}
         self._lock = threading.Lock()
-        self._observer = None
+        self._observer: BaseObserver | None = None
         self._stop = threading.Event()
         self._waiter: threading.Thread | None = None
         self.reads = 0  # file reads so far (a test counts them)
@@ -68,7 +49,7 @@ class TranscriptFollower:
             self._offsets[path] = path.stat().st_size
         if self.directory.is_dir():
             self._watch()
-        else:  # Claude Code creates the folder with the first prompt; until then, look once a second
+        else:  # the agent may create the folder with its first prompt; until then, look once a second
             self._waiter = threading.Thread(target=self._wait_for_directory, name="supervise-transcript-wait", daemon=True)
             self._waiter.start()
 
@@ -83,7 +64,7 @@ class TranscriptFollower:
                 return
 
     def _watch(self) -> None:
-        from watchdog.events import FileSystemEventHandler  # here: the supervisor needs only project_dir
+        from watchdog.events import FileSystemEventHandler  # here: only the recorder follows a transcript
         from watchdog.observers import Observer
 
         follower = self
@@ -124,15 +105,9 @@ class TranscriptFollower:
             *lines, rest = data.split(b"\n")
             if rest:
                 self._partial[path] = rest
-            records = []
-            for line in lines:
-                try:
-                    records.append(json.loads(line))
-                except ValueError:
-                    continue
+            records = parse(lines)
         for record in records:
-            if isinstance(record, dict):
-                self.on_record(record, path)
+            self.on_record(record, path)
 
     def stop(self) -> None:
         """Read what is left, then stop watching."""
@@ -143,27 +118,28 @@ class TranscriptFollower:
             self._observer.join(2)
 
 
-def compaction(record: Record) -> dict | None:
-    """The detail of a compact_boundary record, or None for any other record."""
-    if record.get("type") != "system" or record.get("subtype") != "compact_boundary":
-        return None
-    meta = record.get("compactMetadata") or {}
-    detail = {"trigger": meta.get("trigger")}
-    if meta.get("preTokens") is not None:
-        detail["pre_tokens"] = meta["preTokens"]
-    return detail
+def parse(lines: Iterable[str | bytes]) -> list[Record]:
+    """JSON lines to records; lines that are not JSON objects are skipped."""
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
 
 
-# Claude Code 2.1.330 stores a pasted text inside these tags (also what the model is sent).
-_PASTED = re.compile(r'\n*<pasted_content id="[^"]*">\n?(.*?)\n?</pasted_content id="[^"]*">\n*', re.DOTALL)
-
-
-def user_text(record: Record) -> str:
-    """The text of a `user` record (a typed prompt), or "" for tool results and the like;
-    pasted parts as they were pasted."""
-    content = (record.get("message") or {}).get("content")
-    if isinstance(content, list):
-        content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    if not isinstance(content, str):
-        return ""
-    return _PASTED.sub(lambda m: "\n" + m.group(1) + "\n", content).strip("\n") if "<pasted_content" in content else content
+def read_since(path: Path, since: int = 0) -> tuple[list[Record], int]:
+    """The complete records of one transcript file from byte `since` on, and the offset
+    reached (a torn last line is read next time); nothing, and `since`, if it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            fh.seek(min(since, end))
+            data = fh.read()
+    except OSError:
+        return [], since
+    complete = data[: data.rfind(b"\n") + 1]
+    return parse(complete.decode("utf-8", errors="replace").splitlines()), min(since, end) + len(complete)

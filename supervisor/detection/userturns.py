@@ -1,11 +1,11 @@
 """What the user typed: their messages, read off an agent's text log with its pattern file.
 
-Every agent draws a user message its own way (Claude Code `❯ text`, OpenCode `┃  text`,
-Codex `› text`, ...), and a prompt glyph alone also marks menus, placeholders and shell
+Every agent draws a user message its own way (`❯ text`, `┃  text`, `› text`, ...), and a
+prompt glyph alone also marks menus, placeholders and shell
 output. So each pattern file says which lines are the user's words (`user_input`, the
 first line of a message) and which lines continue one (`user_input_continued`), each
 capturing the words as `(?P<text>...)`. An agent that draws a tool's output the way it draws
-the user's messages (OpenCode's bash block: "┃  $ ls", then "┃  total 12") says where such
+the user's messages (a bash block: "┃  $ ls", then "┃  total 12") says where such
 output starts (`tool_output`): the message-like lines right after it are the tool's.
 Pure: text in, messages out.
 """
@@ -45,7 +45,7 @@ def find(text: str, patterns: PatternSet | None) -> list[Turn]:
         for m in p.regex.with_flags(re.MULTILINE).finditer(text):
             # A pattern meant for one line may match across several here (`\s` takes a
             # newline): every line the match touches is checked on its own.
-            begin = text.rfind("\n", 0, m.start()) + 1
+            begin: int | None = text.rfind("\n", 0, m.start()) + 1
             while begin is not None and (begin <= m.start() or begin < m.end()):
                 if begin not in firsts:
                     said = _match(starts, _line(text, begin))
@@ -71,8 +71,8 @@ def find(text: str, patterns: PatternSet | None) -> list[Turn]:
     return turns
 
 
-# A message read again later as only its beginning is the earlier one redrawn in part (Gemini
-# CLI's input box keeps a long message's first row, logged apart from its wrapped rest), not
+# A message read again later as only its beginning is the earlier one redrawn in part (an input
+# box that keeps a long message's first row, logged apart from its wrapped rest), not
 # a new one: a new message that is word for word the start of an earlier long one is rare,
 # and shorter ones ("fix the tests") are kept whatever they begin.
 PART_MIN = 60

@@ -9,29 +9,29 @@ import signal
 import subprocess
 from collections.abc import Mapping
 
+from .. import profiles
 from ..detection import patterns
 from ..plaintext import plain
 from .report import Check
 
-VERSION_TIMEOUT = {"aider": 15.0}  # seconds for `CMD --version`; aider imports a lot first
-DEFAULT_VERSION_TIMEOUT = 5.0
-# `CMD --version` must not look for updates or phone home.
-QUIET_ENV = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NO_UPDATE_NOTIFIER": "1",
-             "AIDER_CHECK_UPDATE": "false", "NO_COLOR": "1"}
+# `CMD --version` must not look for updates or phone home (and each profile adds its own).
+QUIET_ENV = {"NO_UPDATE_NOTIFIER": "1", "NO_COLOR": "1"}
 
 VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?!\w)")
 SEEN_VERSION = re.compile(r"\d+(?:\.(?:\d+|x))+")
 
 
 def parse_version(output: str) -> str | None:
-    """The version in what `CMD --version` printed: `2.1.330 (Claude Code)`, `codex-cli
-    0.169.0`, `aider 0.86.2`, `0.61.0`."""
+    """The version in what `CMD --version` printed: `2.1.330 (Some Agent)`, `some-cli
+    0.169.0`, `0.61.0`."""
     m = VERSION.search(plain(output))
     return m.group(1) if m else None
 
 
 def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) if p.isdigit() else 0 for p in re.match(r"[\dx.]*", version).group().strip(".").split("."))
+    m = re.match(r"[\dx.]*", version)
+    assert m is not None  # the pattern matches the empty string too
+    return tuple(int(p) if p.isdigit() else 0 for p in m.group().strip(".").split("."))
 
 
 def verified_versions(pattern_set: patterns.PatternSet) -> list[str]:
@@ -42,7 +42,9 @@ def verified_versions(pattern_set: patterns.PatternSet) -> list[str]:
 
 def version_matches(installed: str, seen: str) -> bool:
     """`2.1.330` matches `2.1.330`; `1.0.7` matches `1.0.x`; a pre-release suffix is ignored."""
-    have = re.match(r"\d+(?:\.\d+)*", installed).group().split(".")
+    m = re.match(r"\d+(?:\.\d+)*", installed)
+    assert m is not None  # `installed` is what parse_version read: it starts with a digit
+    have = m.group().split(".")
     want = seen.split(".")
     return len(have) == len(want) and all(w in ("x", h) for h, w in zip(have, want))
 
@@ -50,7 +52,7 @@ def version_matches(installed: str, seen: str) -> bool:
 def agent_verdict(command: str, path: str | None, output: str | None, error: str | None, verified: list[str] | None) -> Check:
     """`output`: what `CMD --version` printed; `error`: why it printed nothing usable."""
     if path is None:
-        return Check(command, "warn", f"not found on PATH ({patterns.KNOWN_AGENTS.get(command, command)})")
+        return Check(command, "warn", "not found on PATH")
     if error is not None:
         return Check(command, "warn", f"{path}: `{command} --version` {error}", f"check that `{command}` runs on its own")
     version = parse_version(output or "")
@@ -67,11 +69,12 @@ def agent_verdict(command: str, path: str | None, output: str | None, error: str
                  "run `supervise patterns check` on a recording of it (sessions/ID/session.cast) to see what is detected, or report it")
 
 
-def version_output(path: str, timeout: float, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+def version_output(path: str, profile: profiles.Profile, env: Mapping[str, str]) -> tuple[str | None, str | None]:
     """(what `PATH --version` printed, None), or (None, what went wrong)."""
+    timeout = profile.version_timeout
     try:
         proc = subprocess.Popen([path, "--version"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env={**env, **QUIET_ENV}, start_new_session=True)
+                                env={**env, **QUIET_ENV, **profile.quiet_env}, start_new_session=True)
     except OSError as exc:
         return None, f"cannot run: {exc.strerror or exc}"
     try:
@@ -93,7 +96,7 @@ def agent(command: str, sets: Mapping[str, patterns.PatternSet], env: Mapping[st
     verified = verified_versions(chosen) if chosen else None
     if path is None:
         return agent_verdict(command, None, None, None, verified)
-    output, error = version_output(path, VERSION_TIMEOUT.get(command, DEFAULT_VERSION_TIMEOUT), env)
+    output, error = version_output(path, profiles.get(chosen.agent if chosen else command), env)
     return agent_verdict(command, path, output, error, verified)
 
 

@@ -4,7 +4,7 @@ Each check is a function returning a `Check`: ok, warn (an optional part is miss
 unverified; nothing is broken) or problem (broken: `doctor` exits 1), with the fix. What a
 check decides is a plain function over data (a version string against the versions the
 pattern files were seen on, a Docker error's text, a directory's mode and free space); what
-it looks at (running `claude --version`, opening the database, one request to the API) is
+it looks at (running `AGENT --version`, opening the database, one request to the API) is
 done at the edges, with short timeouts. Nothing here prints: report.py gives the text for the CLI
 to print. The checks live by what they look at: machine.py, agents.py, services.py, settings.py.
 Each runs guarded: one that raises is a problem row, and the others still run.
@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 
-from .. import config, paths
+from .. import config, paths, profiles
 from ..detection import patterns
 from ..errors import SuperviseError
 from .agents import agent
@@ -56,8 +56,8 @@ def run_all(env: Mapping[str, str] | None = None) -> Iterator[Check]:
         ("database", lambda: database(paths.db_path(env))),
         ("config", partial(settings, env)),
         ("patterns", pattern_checks),
-        *((command, partial(agent, command, sets, env)) for command in patterns.KNOWN_AGENTS),
-        ("hook", hook_script),
+        *((name, partial(agent, name, sets, env)) for name in profiles.clis()),
+        *(("hook", partial(hook_script, profiles.get(name))) for name in profiles.shipped()),
         ("notify", given_settings(lambda s: notify_command(s.notify, env))),
         ("summary", given_settings(lambda s: summary_backend(env))),
         ("api", given_settings(lambda s: api(s.summary))),

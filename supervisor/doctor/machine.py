@@ -1,8 +1,7 @@
-"""This machine's own parts: the terminal, the data directory, the database, the pattern files and Claude Code's hook."""
+"""This machine's own parts: the terminal, the data directory, the database, the pattern files and the agents' hooks."""
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -14,7 +13,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import paths
+from .. import paths, profiles
 from ..detection import patterns
 from ..errors import SuperviseError
 from ..plaintext import plain
@@ -42,8 +41,10 @@ def terminal_verdict(stdin_tty: bool, stdout_tty: bool, term: str | None, size: 
 
 
 def terminal(env: Mapping[str, str]) -> Check:
+    size: tuple[int, int] | None
     try:
-        size = tuple(os.get_terminal_size(sys.stdout.fileno()))
+        columns, lines = os.get_terminal_size(sys.stdout.fileno())
+        size = (columns, lines)
     except (OSError, ValueError):
         size = None
     return terminal_verdict(os.isatty(0), os.isatty(1), env.get("TERM"), size)
@@ -149,7 +150,7 @@ def pattern_files(env: Mapping[str, str]) -> tuple[list[Check], dict[str, patter
         sets[loaded.agent] = loaded
     if not shipped:
         checks.append(Check("patterns", "problem", f"no shipped pattern files in {shipped_dir}", REINSTALL))
-    missing = [a for a in patterns.KNOWN_AGENTS if patterns.select(sets, a) is None]
+    missing = [a for a in profiles.shipped() if patterns.select(sets, a) is None]
     if missing and shipped:
         checks.append(Check("patterns", "warn", f"no pattern set for {', '.join(missing)}: their compactions go undetected",
                             "see `supervise patterns list`"))
@@ -158,15 +159,16 @@ def pattern_files(env: Mapping[str, str]) -> tuple[list[Check], dict[str, patter
     return checks, sets
 
 
-# -- Claude Code's hook ---------------------------------------------------------------------------
+# -- an agent's hook ------------------------------------------------------------------------------
 
-def hook_script(timeout: float = 10.0) -> Check:
-    """Run the SessionStart hook command exactly as Claude Code would (`sh -c`), against a
-    socket of our own that answers a test context: it must print it back."""
-    from ..giveback import claude, hook
+def hook_script(profile: profiles.Profile, timeout: float = 10.0) -> list[Check]:
+    """Run the agent's hook command exactly as the agent would (`sh -c`), against a socket of
+    our own that answers a test context: it must print it back. None to run: no check."""
     from ..giveback.hookserver import HookServer
 
-    command = claude.hook_command()
+    command = profile.hook_command()
+    if command is None:
+        return []
     probe = "supervise doctor test context"
     failures: list[BaseException] = []
     with tempfile.TemporaryDirectory(prefix="supervise-doctor-") as folder:
@@ -175,18 +177,16 @@ def hook_script(timeout: float = 10.0) -> Check:
                             lambda what, exc: failures.append(exc))
         server.start()
         try:
-            proc = subprocess.run(["sh", "-c", command], input=json.dumps({"hook_event_name": "SessionStart", "source": "doctor"}),
-                                  capture_output=True, text=True, timeout=timeout, env={**os.environ, hook.SOCKET_ENV: sock})
+            proc = subprocess.run(["sh", "-c", command], input=profile.hook_request(), capture_output=True, text=True,
+                                  timeout=timeout, env={**os.environ, **profile.hook_env(sock)})
         except subprocess.TimeoutExpired:
-            return Check("hook", "problem", f"`{command}` did not finish in {timeout:g} s", REINSTALL)
+            return [Check("hook", "problem", f"`{command}` did not finish in {timeout:g} s", REINSTALL)]
         finally:
             server.close()
-    if proc.returncode == 0 and proc.stdout.strip() == hook.output(probe):
-        return Check("hook", "ok", f"{command} (gave a test context back)")
+    if proc.returncode == 0 and proc.stdout.strip() == profile.hook_reply(probe):
+        return [Check("hook", "ok", f"{command} (gave a test context back)")]
     said = plain(proc.stderr or proc.stdout or "no output", newlines=False).strip()[:160]
     if failures:
         said += f"; the socket said: {failures[0]}"
-    return Check("hook", "problem", f"`{command}` (exit {proc.returncode}) gave no context back: {said}",
-                 f"Claude Code would get no context after a compaction; {REINSTALL}")
-
-
+    return [Check("hook", "problem", f"`{command}` (exit {proc.returncode}) gave no context back: {said}",
+                  f"{profile.name} would get no context after a compaction; {REINSTALL}")]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from .. import config
+from .. import config, profiles
 from ..errors import SuperviseError
-from .agents import DEFAULT_VERSION_TIMEOUT, VERSION_TIMEOUT, parse_version, version_output
+from .agents import parse_version, version_output
 from .report import REINSTALL, Check
 
 API_TIMEOUT = 10.0
@@ -23,6 +23,8 @@ def mask(secret: str) -> str:
 
 def api(summary: config.Summary, timeout: float = API_TIMEOUT) -> Check:
     url = summary.base_url or "https://api.anthropic.com"
+    if summary.local and not summary.has_key:
+        return _local(summary, timeout)
     if not summary.has_key:
         return Check("api", "warn", "no API key: summaries are made through an agent CLI's own login, or by the heuristic "
                      "(see `summary`)", "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY, or api_key_env in config.toml)")
@@ -52,6 +54,28 @@ def api(summary: config.Summary, timeout: float = API_TIMEOUT) -> Check:
     return replace(check, detail=check.detail.replace(secret, mask(secret))) if secret else check
 
 
+
+def _local(summary: config.Summary, timeout: float) -> Check:
+    """A model server on this machine, asked without a key: does it answer?"""
+    import anthropic
+
+    from ..contexts.backends.api import _client
+
+    url = summary.base_url
+    local = f"local: {url}, no key needed (summaries by {summary.model}; nothing leaves this machine)"
+    url_fix = "start the model server, or check the base URL (SUPERVISE_SUMMARY_BASE_URL, ANTHROPIC_BASE_URL or base_url in config.toml)"
+    try:
+        _client(replace(summary, timeout=timeout, max_retries=0)).models.list(limit=1)
+    except anthropic.APIStatusError:  # it answers; not every local server lists its models
+        pass
+    except anthropic.APITimeoutError:
+        return Check("api", "problem", f"no answer from the local model server at {url} in {timeout:g} s", url_fix)
+    except anthropic.APIConnectionError as exc:
+        return Check("api", "problem", f"cannot reach the local model server at {url}: {exc.__cause__ or exc}", url_fix)
+    except anthropic.AnthropicError as exc:
+        return Check("api", "warn", f"the local model server at {url} gave an odd answer: {exc}", url_fix)
+    return Check("api", "ok", local)
+
 # -- who makes the session contexts -------------------------------------------------------------------
 
 def summary_verdict(backend: str, chose: str, why: str, clis: Mapping[str, tuple[str | None, str | None]]) -> Check:
@@ -64,17 +88,19 @@ def summary_verdict(backend: str, chose: str, why: str, clis: Mapping[str, tuple
     detail = f"{backend} → {chose} ({why})" + (f"; {found}" if found else "")
     if chose == "heuristic" and backend != "heuristic":
         return Check("summary", "warn", detail + ": contexts are made by the heuristic digest, without a model",
-                     "set ANTHROPIC_API_KEY, or install Claude Code or Codex and log in (`claude`, then /login; `codex login`)")
+                     "set ANTHROPIC_API_KEY, or install an agent CLI that can summarize and log in ("
+                     + "; ".join(f"{p.name}: {p.summary.LOGIN}" for p in profiles.summarizers() if p.summary is not None and getattr(p.summary, "LOGIN", None)) + ")")
     if chose not in ("api", "heuristic") and clis.get(chose, (None, "not found"))[1] is not None:
         return Check("summary", "warn", detail, f"install or upgrade {chose}, or choose another backend ([summary] backend in config.toml)")
     return Check("summary", "ok", detail)
 
 
 def _can_summarize(name: str) -> str:
-    from ..contexts.backends import codex
+    from ..contexts.backends import choose
 
-    # What Codex cannot be kept from sending is said here, not hidden.
-    return "headless structured output ok" + (f" ({codex.CAVEAT})" if name == "codex" else "")
+    # What a CLI cannot be kept from sending is said here, not hidden.
+    caveat = getattr(choose.backends().get(name), "CAVEAT", None)
+    return "headless structured output ok" + (f" ({caveat})" if caveat else "")
 
 
 def summary_backend(env: Mapping[str, str]) -> Check:
@@ -85,10 +111,10 @@ def summary_backend(env: Mapping[str, str]) -> Check:
     except SuperviseError as exc:
         return Check("summary", "problem", exc.message, exc.hint)
     clis = {}
-    for name in choose.UNABLE:
+    for name in choose.backends():
         exe = choose.executable(name, None, env)
         if exe:
-            output, _ = version_output(exe, VERSION_TIMEOUT.get(name, DEFAULT_VERSION_TIMEOUT), env)
+            output, _ = version_output(exe, profiles.get(name), env)
             clis[name] = (parse_version(output or ""), choose.probe(name, exe, env))
     choice = choose.resolve(cfg, None, env)
     return summary_verdict(cfg.backend, choice.backend, choice.why, clis)

@@ -1,1 +1,1 @@
-"""Giving the context back to the agent: the injection rules, typing it, Claude Code's hook and its server, waiting out limits."""
+"""Giving the context back to the agent: the injection rules, typing it, the server an agent's hook asks, waiting out limits."""

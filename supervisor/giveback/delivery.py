@@ -1,6 +1,6 @@
 """Giving the context back, in the recorder process: the injection rules (injection.py) put
 to work. Owns the tick thread (awake only while a delivery is due or under way, or a usage
-limit is waited out) and the server that answers Claude Code's SessionStart hook; feeds the
+limit is waited out) and the server that answers an agent's hook; feeds the
 rules what the recorder sees (events, frames, the transcript's user turns, new contexts, the
 loop's notes). With `--on-limit wait`, types a continue once a limit has reset
 (limitwait.py), the wait shown in the terminal's title meanwhile.
@@ -15,7 +15,7 @@ from datetime import datetime
 
 from ..channel import Inject, Note, Terminal
 from ..config import Limits
-from ..detection.detector import Detector
+from ..detection.detector import Seen
 from .injection import Context, Continue, Injector
 from .limitwait import LimitWait
 
@@ -30,9 +30,9 @@ class GiveBack:
         *,
         hook_socket: str | None,
         hook_wait: float,
-        send: Callable[[Inject], None],
-        record: Callable[[float, dict], None],
-        compaction_seen: Callable[[float], None],
+        send: Callable[[Inject | Terminal], None],
+        record: Callable[[str, float, dict], object],  # (what they return is not used)
+        compaction_seen: Callable[[float], object],
         now: Callable[[], float],
         paste_mode: Callable[[], bool],
         fail: Callable[[str, BaseException], None],
@@ -76,8 +76,8 @@ class GiveBack:
         else:
             self.injector.on_event(kind, t)
 
-    def on_frame(self, t: float, screen: list[str], detector: Detector) -> None:
-        self.injector.on_frame(t, screen, detector.idle, detector.busy, detector.dialog_up(screen), self._paste_mode())
+    def on_frame(self, t: float, screen: list[str], seen: Seen) -> None:
+        self.injector.on_frame(t, screen, seen.idle, seen.busy, seen.dialog, self._paste_mode())
 
     def on_context(self, row: dict, session_id: str) -> None:
         self.injector.on_context(Context(session_id, row["round"], row["prompt"], self._now()))

@@ -1,4 +1,4 @@
-"""The recorder's end of Claude Code's SessionStart hook: a Unix socket in a private folder.
+"""The recorder's end of an agent's hook (its profile's): a Unix socket in a private folder.
 
 Each connection is one hook run: a JSON line in (the hook's input), a JSON line out
 (`{"context": "..."}`, empty when there is nothing to give). Answers may wait for a context

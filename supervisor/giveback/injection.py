@@ -9,7 +9,7 @@ itself: it asks the PTY loop to (`send`), and the loop, which sees the user's ke
 last word (it declines while the user is typing and holds their keys back meanwhile).
 
 Two channels:
-- hook: Claude Code's SessionStart hook (sources compact, resume, startup) asks us over a
+- hook: an agent's own hook (its profile's: after a compaction, on resume, at start-up) asks us over a
   socket, and we answer with the context as `additionalContext`. Nothing is typed.
 - typed: once the context is due and ready, the agent idle at its prompt (idle pattern, no
   busy line, no dialog on screen) and its output quiet, the prompt is typed in: as one
@@ -104,7 +104,7 @@ class Injector:
         mode: str,
         *,
         send: Callable[[Inject], None],
-        record: Callable[[float, dict], None],
+        record: Callable[[str, float, dict], None],
     ):
         self.mode = mode  # contexts: auto | type | off
         self.closed = False
@@ -219,7 +219,7 @@ class Injector:
                 self.fresh_prompt = t
             self.screen, self.idle, self.dialog, self.paste = screen, idle, dialog, paste
             a = self.attempt
-            # Not merely "not idle": Claude Code's footer reads "paste again to expand" while a
+            # Not merely "not idle": an agent's footer may read "paste again to expand" while a
             # paste waits for Enter, and that must not pass for taken.
             if a is not None and a.typed is not None and t >= a.typed and busy:
                 a.taken = True
@@ -283,8 +283,13 @@ class Injector:
                 return
             if self._declined_at is not None and now - self._declined_at < DECLINED_PAUSE:
                 return
+            if isinstance(c, Continue):
+                reason = "limit"
+            else:
+                assert self.due is not None  # ready() gives a context only while one is due
+                reason = self.due.reason
             self._ids += 1
-            a = Attempt(self._ids, c, now, list(self.screen), self.paste, "limit" if isinstance(c, Continue) else self.due.reason)
+            a = Attempt(self._ids, c, now, list(self.screen), self.paste, reason)
             self.attempt = a
             self._later(self._send, Inject(a.id, prepare(c.prompt, a.paste), self.fresh_prompt))
 
@@ -343,7 +348,7 @@ class Injector:
     # -- the hook channel -----------------------------------------------------------------------
 
     def hook(self, source: str, now: Callable[[], float], wait: float) -> str | None:
-        """Claude Code's SessionStart hook asks for context (blocks up to `wait` seconds).
+        """The agent's hook asks for context (blocks up to `wait` seconds).
         Returns the prompt to hand over, or None (nothing due, or not ready in time: the
         typed channel then takes over once it is)."""
         with self._locked():
@@ -368,6 +373,7 @@ class Injector:
             t = now()
             self.delivered.add((c.session_id, c.round))
             self._last_delivery = t
+            assert self.due is not None  # ready() gave c under this lock: one is due
             reason = self.due.reason
             self.due = None
             self._later(self._record, "injection", t, {

@@ -6,7 +6,7 @@ plus the margin, by the wall clock (a laptop that slept through the reset contin
 wakes); a reset shown to the minute counts from that minute's end. It is typed through the
 same confirmed channel as a context, once the agent is idle at its prompt with no dialog up;
 exactly one per limit. It is called off when the user types
-anything, when the agent works again by itself (Claude Code can continue on its own at the
+anything, when the agent works again by itself (an agent may continue on its own at the
 reset), or when the session ends. A limit reached again waits again.
 
 Pure: events and a wall clock in, decisions out.
@@ -53,6 +53,7 @@ class LimitWait:
         why = limits.waitable(at, now)
         if why:
             return None, why
+        assert at is not None  # waitable() says why when it is None
         by = limits.parse_time(detail.get("reset_by")) or at
         self.pending = Wait(next(self._ids), at, by.timestamp() + self.settings.margin)
         return self.pending, None

@@ -129,8 +129,7 @@ def header_size(header: Mapping[str, Any]) -> tuple[int, int]:
     size = []
     for key, default in (("width", 80), ("height", 24)):
         value = header.get(key)
-        ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_SIDE
-        size.append(value if ok else default)
+        size.append(value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_SIDE else default)
     return size[0], size[1]
 
 

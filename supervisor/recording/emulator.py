@@ -8,7 +8,7 @@ do no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 
@@ -151,7 +151,7 @@ def _render(line, columns: int) -> str:
     return "".join(line[x].data for x in range(columns))
 
 
-EMULATORS = {"avt": AvtEmulator, "pyte": PyteEmulator}
+EMULATORS: dict[str, Callable[[int, int], Emulator]] = {"avt": AvtEmulator, "pyte": PyteEmulator}
 
 
 def make(name: str, cols: int, rows: int) -> Emulator:

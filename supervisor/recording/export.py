@@ -7,7 +7,7 @@ and counted, and the rest is exported."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -100,10 +100,12 @@ def text_blocks(session: dict, warn: Warn = _quiet) -> Iterator[str]:
     if log_there and (ended or not cast_there):
         if not ended and cast_path is not None:
             warn(f"supervise: the recording {_shown(cast_path)} is gone: exported the text log as it was last written")
+        assert log_path is not None  # it is there
         yield from _log_blocks(log_path)
         return
     if not cast_there:
         raise gone(session, [p for p in (cast_path, log_path) if p is not None])
+    assert cast_path is not None  # it is there
     header, events = open_cast(session, cast_path)
     if ended and log_path is not None:
         warn(f"supervise: the text log {_shown(log_path)} is gone: rendered again from {_shown(cast_path)}")
@@ -210,11 +212,13 @@ def _masked_pieces(datas: list[str]) -> Iterator[str]:
 def export(store: Store, session: dict, fmt: str, redact: bool = False, warn: Warn = _quiet) -> Iterator[str]:
     """The session in `fmt`; with `redact`, secrets masked as the summarizer masks them.
     What could not be read (a file gone, damaged lines skipped) is said through `warn`."""
+    mask: Callable[[str], str] | None
+    redact_data: Callable[[object], object] | None
     if redact:  # (its patterns cost 8 ms to load: only when asked for)
         from ..redact import redact as mask, redact_data
     else:
         mask = redact_data = None
-    if fmt == "text" and redact:
+    if fmt == "text" and mask is not None:
         # whole text at once: a secret (a private key block) may span lines
         yield mask("".join(text_blocks(session, warn)))
     elif fmt == "text":
@@ -229,7 +233,7 @@ def export(store: Store, session: dict, fmt: str, redact: bool = False, warn: Wa
             data["text"] = ""
             if started(session):  # (one that failed before starting has no text to miss)
                 warn(f"supervise: the export has no text: {exc.message}")
-        yield json.dumps(redact_data(data) if redact else data, indent=2, ensure_ascii=False) + "\n"
+        yield json.dumps(redact_data(data) if redact_data is not None else data, indent=2, ensure_ascii=False) + "\n"
     else:
         raise SuperviseError(f"unknown format '{fmt}'", f"use one of: {', '.join(FORMATS)}", exit_code=2)
 
@@ -243,6 +247,7 @@ def _cast(session: dict, mask: Callable[[str], str] | None, warn: Warn) -> Itera
     if mask:  # the command line in the header can hold a secret too
         header = {k: mask(v) if isinstance(v, str) else v for k, v in header.items()}
     yield json.dumps(header, ensure_ascii=False) + "\n"
+    read: Iterable[tuple[float, str, str]]
     if mask:
         # mask the output as one text (a secret may come in two writes), then cut it back
         # into the events it came in: each keeps its own part, the mask where a secret starts

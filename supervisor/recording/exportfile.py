@@ -87,10 +87,10 @@ def own_file(real: Path, st: os.stat_result | None, data: Path) -> str | None:
         if _identity(data / (paths.DB_NAME + suffix)) == (st.st_dev, st.st_ino):
             return f"over supervise's own database {_shown(data / (paths.DB_NAME + suffix))} (linked as {_shown(real)})"
     if st.st_nlink > 1 and sessions_id is not None:
-        for folder, _, names in os.walk(sessions):
+        for walked, _, names in os.walk(sessions):
             for name in names:
-                if _identity(Path(folder) / name) == (st.st_dev, st.st_ino):
-                    return _session_file(Path(folder) / name, sessions, st) + f" (linked as {_shown(real)})"
+                if _identity(Path(walked) / name) == (st.st_dev, st.st_ino):
+                    return _session_file(Path(walked) / name, sessions, st) + f" (linked as {_shown(real)})"
     return None
 
 

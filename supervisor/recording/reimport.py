@@ -87,7 +87,7 @@ def read(cast_path: Path, exit_code: int | None = None) -> Recorded:
     (with `exit_code` if it is known from elsewhere)."""
     header, events = asciicast.read(cast_path)
     start = _start(header.get("timestamp"), cast_path)
-    command = header.get("command") if isinstance(header.get("command"), str) else ""
+    command = header["command"] if isinstance(header.get("command"), str) else ""
     try:
         argv = shlex.split(command)
     except ValueError:

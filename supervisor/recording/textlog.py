@@ -6,23 +6,27 @@ where it stands, and one that moved to another row (a view redrawn one row lower
 same line. A line goes to the log once, after it left the screen:
 - scrolled off the top: always (that is ordinary output);
 - replaced or erased in place (an Ink TUI redrawing, a full-screen clear, a program on the
-  alternate screen): if it stayed up long enough to read (`settle`, 100 ms: Claude Code's
-  spinner words last about 120 ms each); one drawn again within `settle` never left;
+  alternate screen): if it stayed up long enough to read (`settle`, 100 ms: a spinner's
+  words seen here last about 120 ms each); one drawn again within `settle` never left;
 - still on screen when the stream ends: the final screen.
 It is written in the order a person saw it (`lines.Waiting`): a status line redrawn in place
 ("✻ Compacting conversation…") where it appeared in time, not where its row was first used.
 What waits is part of `screen_lines()`, where a reader of the live log finds it.
 
-Pure logic over an `Emulator`; no I/O. Callers write what `feed` returns.
+Pure logic over an `Emulator`; no I/O. Callers write what `feed` returns. The rows change
+only under `lock`, held for the emulator's work and the diff alone; another thread reads
+them with `row_texts`.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 
-from ..detection.lines import Line, Waiting, is_update
+from ..detection.sameline import is_update
 from .emulator import Emulator
+from .lines import Line, Waiting
 
 # Entering or leaving the alternate screen (vim, less, full-screen TUIs).
 _ALT_SWITCH = re.compile(r"\x1b\[\?(?:1049|1047|47)([hl])")
@@ -44,6 +48,7 @@ class TextLog:
         self.settle = settle
         self.rows = [Line.drawn(0.0) for _ in range(emulator.rows)]
         self.waiting = Waiting(settle)
+        self.lock = threading.Lock()
         self._primary: list[Line] | None = None  # the primary screen's lines while on the alternate one
         # Each row's `Line.places()` as `_unplace` last saw it (for the list `rows` was then),
         # how many rows show each of those texts, and the rows changed in place since.
@@ -69,22 +74,25 @@ class TextLog:
         lines aside and put them back after, so it is neither logged early nor twice."""
         leaving = not entering and self._primary is not None
         if entering and self._primary is None:
-            self._primary = self.rows
-            self.emu.feed(sequence)
-            self.rows = [Line.drawn(t, text) for text in self._rows(range(len(self.rows)))]
+            with self.lock:
+                self._primary = self.rows
+                self.emu.feed(sequence)
+                self.rows = [Line.drawn(t, text) for text in self._rows(range(len(self.rows)))]
         elif leaving:
             # the alternate screen's last view, with the lines that wait in their places (a
             # full-screen TUI's old status lines under the conversation it showed to the end)
             for line in self.rows:
                 self.waiting.leave(line, t)
             frame.logged += self.waiting.release(t, everything=True)
-            saved, self._primary = self._primary, None
-            self.emu.feed(sequence)
-            current = self._rows(range(len(self.rows)))
-            self.rows = [
-                saved[i] if i < len(saved) and saved[i].text == text else Line.drawn(t, text)
-                for i, text in enumerate(current)
-            ]
+            with self.lock:
+                saved, self._primary = self._primary, None
+                assert saved is not None  # leaving: kept on entering
+                self.emu.feed(sequence)
+                current = self._rows(range(len(self.rows)))
+                self.rows = [
+                    saved[i] if i < len(saved) and saved[i].text == text else Line.drawn(t, text)
+                    for i, text in enumerate(current)
+                ]
         else:
             self._feed(t, sequence, frame)
 
@@ -102,14 +110,15 @@ class TextLog:
                 self._feed_slice(t, text[start : min(start + FEED_SLICE, hi)], frame)
 
     def _feed_slice(self, t: float, text: str, frame: Frame) -> None:
-        changed, scrolled_rows, scrolled_lines, as_rows = self.emu.feed(text)
-        if scrolled_rows:
-            k = min(scrolled_rows, len(self.rows))
-            gone, self.rows = self.rows[:k], self.rows[k:] + [Line.drawn(t) for _ in range(k)]
-            self._scrolled(t, gone, as_rows, scrolled_lines, frame)
-            changed = set(range(len(self.rows)))
-        if changed:
-            self._diff(t, sorted(changed), frame)
+        with self.lock:  # (a slice at a time: a reader waits for one slice, not a flood's worth)
+            changed, scrolled_rows, scrolled_lines, as_rows = self.emu.feed(text)
+            if scrolled_rows:
+                k = min(scrolled_rows, len(self.rows))
+                gone, self.rows = self.rows[:k], self.rows[k:] + [Line.drawn(t) for _ in range(k)]
+                self._scrolled(t, gone, as_rows, scrolled_lines, frame)
+                changed = set(range(len(self.rows)))
+            if changed:
+                self._diff(t, sorted(changed), frame)
 
     def _scrolled(self, t: float, gone: list[Line], as_rows: list[str], lines: list[str], frame: Frame) -> None:
         """Rows scrolled off the top (`as_rows`: as they were; `lines`: soft-wrapped rows
@@ -123,8 +132,8 @@ class TextLog:
             if not text.strip():
                 continue
             if not row.strip():
-                # erased and then scrolled within one write (Gemini erases its footer and
-                # prints its goodbye below it as it quits): it left in place
+                # erased and then scrolled within one write (a TUI that erases its footer
+                # and prints its goodbye below it as it quits): it left in place
                 self.waiting.leave(line, t)
                 continue
             found = next((j for j in range(at, len(lines)) if text in lines[j]), None)
@@ -188,7 +197,7 @@ class TextLog:
                         others.remove(line)
                 line.text, line.fuller = new, ""
             elif again is not None and t - before.came < self.settle:
-                # drawn again where a line drawn a moment ago stands (Gemini draws a moved row
+                # drawn again where a line drawn a moment ago stands (a TUI that draws a moved row
                 # in two writes: the second is the line that went, not the first growing)
                 line = self._revive(again, new, i, revived, back)
             elif before.text.strip() and before.left is None and before.text.strip() not in targets and (
@@ -235,8 +244,8 @@ class TextLog:
             self._returned(i)
 
     def _revive(self, line: Line, new: str, i: int, revived: list[int], back: dict[str, Line]) -> Line:
-        """A waiting line drawn again a moment after it went never left for a reader (Gemini
-        clears its footer and redraws it a millisecond later, in the next write)."""
+        """A waiting line drawn again a moment after it went never left for a reader (a TUI
+        that clears its footer and redraws it a millisecond later, in the next write)."""
         for text in [text for text, other in back.items() if other is line]:
             del back[text]
         self.waiting.revive(line)
@@ -261,7 +270,7 @@ class TextLog:
                     shown[text] -= 1
                 else:
                     del shown[text]
-            # (one being erased from the right is going: Codex quitting cuts every row to "•")
+            # (one being erased from the right is going: a TUI quitting may cut every row to "•")
             places[i] = () if rows[i].fuller else rows[i].places()
             for text in places[i]:
                 shown[text] = shown.get(text, 0) + 1
@@ -289,6 +298,7 @@ class TextLog:
         """A line drawn again a moment after it went never left: the lines that came while it
         was away are ordered by where they stand, not after it."""
         line = self.rows[i]
+        assert line.left is not None  # it had left a moment ago
         for j, other in enumerate(self.rows):
             if j == i or other.came < line.left or not other.text.strip():
                 continue
@@ -303,10 +313,16 @@ class TextLog:
         # Ink draws its input line with no-break spaces; a reader (and a regex) wants spaces.
         return [text.replace("\xa0", " ") for text in self.emu.rows_text(indices)]
 
+    def row_texts(self) -> list[str]:
+        """The rows' texts as they stand, from any thread."""
+        with self.lock:
+            return [row.text for row in self.rows]
+
     def screen_lines(self) -> list[str]:
         """The screen as logical lines (soft-wrapped rows joined), with the lines that wait in
         their places: what is not yet in the log."""
-        return self._final(mark=False)
+        with self.lock:
+            return self._final(mark=False)
 
     def _final(self, mark: bool) -> list[str]:
         """The screen's logical lines top to bottom, each after the waiting lines it waits for;
@@ -335,14 +351,16 @@ class TextLog:
     def resize(self, t: float, cols: int, rows: int) -> Frame:
         frame = Frame()
         frame.logged += self.waiting.release(t, everything=True)  # the rows reflow: places lose their meaning
-        frame.logged.extend(self.emu.resize(cols, rows))
-        old = {line.text: line for line in self.rows if line.text.strip()}
-        self.rows = [old.pop(text, None) or Line.drawn(t, text) for text in self._rows(range(rows))]
+        with self.lock:
+            frame.logged.extend(self.emu.resize(cols, rows))
+            old = {line.text: line for line in self.rows if line.text.strip()}
+            self.rows = [old.pop(text) if text in old else Line.drawn(t, text) for text in self._rows(range(rows))]
         return frame
 
     def finish(self) -> list[str]:
         """The final screen (trailing blank rows dropped), after anything waiting before it."""
-        screen = self._final(mark=True)
+        with self.lock:
+            screen = self._final(mark=True)
         while screen and not screen[-1].strip():
             screen.pop()
         return screen

@@ -6,7 +6,7 @@ file (flushed after every read, so at most a fraction of a second is ever in fli
 stores the loop's events and tracks terminal modes, and hands output to the render thread
 (recording/render.py: text log, detector). The context keeper (contexts/keeper.py) and the
 giving back of the context (giveback/delivery.py) run here too, each on threads of their
-own; this module wires them.
+own; this module makes them, and run/wiring.py says who hears what on which thread.
 If the pipe closes without an END frame, the supervisor died: everything received is still
 written, and the session is marked interrupted.
 
@@ -29,8 +29,9 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import channel, config, paths
+from .. import channel, config, paths, profiles
 from ..channel import Compacted, Done, Error, Injected, Message, Modes, Note, RecorderConfig
+from ..contexts import lastround
 from ..contexts.keeper import ContextKeeper, Session as KeeperSession
 from ..contexts.schema import quoted
 from ..detection import transcript
@@ -42,6 +43,7 @@ from ..store.damage import damaged, is_damage
 from ..store.database import ACTIVE, INTERRUPTED, Store
 from ..store.events import EventSink
 from ..terminal.termmodes import ModeTracker
+from . import wiring
 
 
 class Recorder:
@@ -63,17 +65,15 @@ class Recorder:
         self._cast_lost: list | None = None  # [when the recording stopped, characters not recorded since]
         self._store = self._open_store()
         self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self._fail, cfg.start_monotonic)
-        self.sink.subscribe("the exit note", self._tell_loop)
         self.renderer = Renderer(
             paths.open_private(Path(cfg.log_path), "w", encoding="utf-8"), cfg.emulator, h["width"], h["height"],
             agent=cfg.agent, pattern_files=cfg.pattern_files, emit=self.sink.emit,
             fail=self._fail, report=self._report, now=self._now, cast_path=cfg.cast_path,
         )
         names = self._session_names()
+        self.states: StateWatch | None = None
         if cfg.agent:
             self.states = StateWatch(self.sink, cfg.started_wall, names, settings.notify, self._fail, self._send)
-            self.sink.subscribe("agent states", self.states.on_event)
-            self.renderer.on_frame.append(self.states.on_frame)
         self.keeper: ContextKeeper | None = None
         self.giveback: GiveBack | None = None
         contexts_back = cfg.contexts and cfg.inject != "off"
@@ -86,8 +86,6 @@ class Recorder:
                 now=self._now, paste_mode=lambda: self.modes.private.get("2004") == "h", fail=self._fail,
                 limits=settings.limits, name=names["name"],
             )
-            self.sink.subscribe("giving the context back", self.giveback.on_event)
-            self.renderer.on_frame.append(self.giveback.on_frame)
         if cfg.agent and cfg.contexts:
             self.keeper = ContextKeeper(
                 KeeperSession(cfg.db_path, cfg.session_id, cfg.transcript_dir, resume_from=cfg.resume_from,
@@ -95,14 +93,17 @@ class Recorder:
                 screen=self.renderer.screen, output_chars=lambda: self.output_chars,
                 pattern_set=lambda: self.renderer.pattern_set, made=self._context_made, fail=self._fail,
             )
-            self.sink.subscribe("context keeper", self.keeper.on_event)
             if self.giveback is not None and contexts_back and cfg.resume_from:
                 self.giveback.resume()
             if cfg.resume_from:  # its context, brought up to date (also with injection off: `supervise context` shows it)
                 self.keeper.want("resume")
+        wiring.connect(self.sink, self.renderer, exit_note=self._tell_loop, states=self.states, giveback=self.giveback,
+                       keeper=self.keeper)
+        if self.keeper is not None:
             self.keeper.start()
         self.transcript: transcript.TranscriptFollower | None = None
-        if cfg.transcript_dir:
+        self._reader = profiles.get(cfg.agent).transcript
+        if cfg.transcript_dir and self._reader is not None:
             self.transcript = transcript.TranscriptFollower(Path(cfg.transcript_dir), self._on_transcript)
             self.transcript.start()
 
@@ -151,16 +152,19 @@ class Recorder:
             self.giveback.on_context(row, session_id)
 
     def _on_transcript(self, record: dict, path: Path) -> None:
-        sid = record.get("sessionId")
+        reader = self._reader
+        assert reader is not None  # a transcript is followed only with its reader
+        sid = reader.session_id(record)
         if sid and sid != self._agent_session_id:
             self._agent_session_id = sid
             self.sink.set_agent_session_id(sid)
-        if self.giveback is not None and record.get("type") == "user":
-            self.giveback.on_user_turn(transcript.user_text(record))
-        detail = transcript.compaction(record)
+        said = reader.user_text(record)
+        if self.giveback is not None and said:
+            self.giveback.on_user_turn(said)
+        detail = reader.compaction(record)
         if detail is None:
             return
-        wall = transcript.timestamp(record)
+        wall = reader.timestamp(record)
         t = wall - self.config.started_wall if wall and self.config.started_wall else self._now()
         detail["transcript"] = path.name
         self.sink.emit("compaction_finished", max(0.0, t), detail, "transcript")
@@ -363,26 +367,22 @@ def _exit_after_supervisor(grace: float) -> None:
 
 
 def main(argv: list[str]) -> None:
-    settings = config.load()
+    cfg = RecorderConfig.from_json(argv[0])
+    # As the supervisor resolved them (its flags, its config file as it was at the start).
+    settings = config.restore(cfg.settings, os.environ) if cfg.settings else config.load()
     _background_priority(settings.recorder_priority)
     _exit_after_supervisor(settings.recorder_grace)
     # Terminal signals are the supervisor's business; we stop when the pipe closes.
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT, signal.SIGTSTP):
         signal.signal(sig, signal.SIG_IGN)
-    cfg = RecorderConfig.from_json(argv[0])
     in_fd, back_fd = int(argv[1]), int(argv[2])
-    if os.environ.get("SUPERVISE_BENCH_DISCARD"):  # benchmark floor: the loop with a recorder that does nothing
-        import time as _t
-        while os.read(in_fd, 1 << 20):
-            if os.environ["SUPERVISE_BENCH_DISCARD"] == "slow":
-                _t.sleep(0.05)
-        channel.send_message(back_fd, Modes(""))
-        channel.send_message(back_fd, Done())
-        return
+    working = lastround.hold(Path(cfg.cast_path).parent)  # until the last round is made: `context`/`resume` wait for it
     try:
         serve(cfg, in_fd, back_fd, settings)
     finally:
         os.close(back_fd)
+        if working is not None:
+            os.close(working)
 
 
 if __name__ == "__main__":

@@ -8,24 +8,23 @@ import shlex
 import shutil
 import signal
 import sqlite3
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths
-from ..channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, Outbox, RecorderConfig
-from ..detection import patterns, transcript
+from .. import config, paths, profiles
+from ..channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, Outbox
+from ..detection import patterns
 from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
-from ..giveback import claude
-from ..giveback.hook import SOCKET_ENV
 from ..store.database import ACTIVE, COMPLETED, FAILED, INTERRUPTED, Store, supervisor_alive, utcnow
 from ..store.events import EventSink
 from ..terminal import tty
+from ..terminal.child import Outcome
 from ..terminal.pty_loop import PtyLoop
+from . import recorderstart
 from .claim import Claimed, claim
 from .spawn import spawn
 
@@ -59,7 +58,7 @@ class RunOptions:
 
 def choose_patterns(opts: RunOptions, env: Mapping[str, str]) -> tuple[str, PatternSet | None]:
     """The agent name and its pattern set: --agent, else the command's name
-    (`/usr/bin/claude` selects the set whose commands include `claude`). Every pattern file
+    (`/usr/bin/AGENT` selects the set whose commands include `AGENT`). Every pattern file
     is validated first: a broken one stops the session before it starts."""
     sets = patterns.load_all([Path(p) for p in opts.pattern_files], env)
     wanted = opts.agent or Path(opts.argv[0]).name
@@ -87,23 +86,66 @@ def run(
         return _run(opts, cleanup, env, stdin_fd, stdout_fd, stderr)
 
 
+@dataclass
+class Plan:
+    """What a run is, decided before the agent starts."""
+
+    sid: str
+    sdir: Path
+    agent: str
+    pattern_set: PatternSet | None
+    profile: profiles.Profile
+    settings: config.Settings
+    session: dict  # its row
+    size: tuple[int, int]
+    argv: list[str]  # what is spawned (the agent's command, with what its hook needs)
+    env: dict[str, str]  # the agent's environment
+    inject: str
+    hook_socket: str | None = None
+
+
+@dataclass
+class Supervised:
+    """What the run came to, for the report."""
+
+    outcome: Outcome | None  # the PTY loop's, once it has run
+    notes: list[str]
+    given: list[dict]  # injections
+    compacted: bool  # was there anything to give back, besides a resumed session's context?
+    recorder_broken: str | None
+
+
 def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str] | None, stdin_fd: int | None,
          stdout_fd: int | None, stderr) -> int:
     env = dict(os.environ if env is None else env)
     stderr = stderr or sys.stderr
+    store, plan = _plan(opts, cleanup, env, stdin_fd, stdout_fd, stderr)
+    proc, stdin_pipe, start, started_wall = _spawn(opts, plan, store, cleanup, stdin_fd)
+    outbox, inbox, _recorder = recorderstart.start(recorderstart.config_of(opts, plan, str(store.path), start, started_wall),
+                                                   {**env, **config.secret_env(plan.settings)}, plan.sdir)
+    outbox.event(0.0, "start", {"argv": opts.argv, "cols": plan.size[0], "rows": plan.size[1], "cwd": opts.cwd})
+    done = _supervise(opts, proc, stdin_pipe, start, outbox, inbox, env, stdin_fd, stdout_fd)
+    return _report(opts, plan, store, done, stderr)
+
+
+def _plan(opts: RunOptions, cleanup: contextlib.ExitStack, env: dict[str, str], stdin_fd: int | None, stdout_fd: int | None,
+          stderr) -> tuple[Store, Plan]:
+    """Everything decided and made before the agent starts: its pattern set and profile, the
+    settings, the store and the session's folder (claimed), the hook's files and socket."""
     agent, pattern_set = choose_patterns(opts, env)
-    if pattern_set is None and agent in patterns.KNOWN_AGENTS:
+    profile = profiles.get(agent)
+    if pattern_set is None and agent in profiles.shipped():  # an install without its pattern files, or a user file that renamed it
         print(
-            f"supervise: no pattern set for {agent} ({patterns.KNOWN_AGENTS[agent]}): its compactions will not be "
+            f"supervise: no pattern set for {agent}: its compactions will not be "
             f"detected and no context given back · see: supervise patterns list",
             file=stderr,
         )
+    settings = config.load(env, backend=opts.summary_backend, on_limit=opts.on_limit, notify=opts.notify)
     store = Store.open_default(env)  # a database that cannot be opened stops us here, before the agent starts
     if opts.parent_id and not opts.force:
         cleanup.callback(os.close, _claim_parent(store, opts.parent_id, env))
-    command = shlex.join(opts.argv)
     sid = store.free_id()
-    session = dict(name=opts.name, command=command, argv=opts.argv, agent=agent, cwd=opts.cwd, pid=os.getpid(),
+    session = dict(name=opts.name, command=shlex.join(opts.argv), argv=opts.argv, agent=agent, cwd=opts.cwd, pid=os.getpid(),
                    parent_id=opts.parent_id, options=opts.stored)
     try:
         sdir = paths.ensure_private_dir(paths.session_dir(sid, env))
@@ -111,36 +153,40 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
         store.create_session(sid, **session, status=FAILED, exit_code=1, ended=utcnow())
         raise
     cleanup.callback(os.close, claim(sid, sdir))
-    cast_path, log_path = sdir / "session.cast", sdir / "session.log"
-    session.update(cast_path=str(cast_path), log_path=str(log_path))
-
-    cols, rows = tty.size(stdout_fd, stdin_fd, env=env)
+    session.update(cast_path=str(sdir / "session.cast"), log_path=str(sdir / "session.log"))
     child_env = {**env, "SUPERVISE_SESSION_ID": sid}
     child_env.setdefault("TERM", "xterm-256color")
-    inject = opts.inject if pattern_set is not None else "off"
-    spawn_argv, hook_socket = list(opts.argv), None
-    # Claude Code takes the context through its SessionStart hook: nothing to type, and it
-    # cannot land in a dialog. Our settings file goes with this run only; a user's own
-    # --settings is left alone (and the context is typed instead).
-    if inject == "auto" and agent == "claude" and not claude.has_own_settings(opts.argv):
+    plan = Plan(sid, sdir, agent, pattern_set, profile, settings, session, tty.size(stdout_fd, stdin_fd, env=env), list(opts.argv),
+                child_env, opts.inject if pattern_set is not None else "off")
+    # An agent that asks for its context through a hook of its own is given it there: nothing
+    # to type, and it cannot land in a dialog. What the hook needs goes with this run only.
+    if plan.inject == "auto" and profile.hooks(opts.argv):
         paths.sweep_socket_dirs(supervisor_alive)
         socket_dir = paths.socket_dir()
         cleanup.callback(shutil.rmtree, socket_dir, ignore_errors=True)
-        hook_socket = str(socket_dir / "hook.sock")
-        spawn_argv = claude.with_hook(opts.argv, sdir / "claude-settings.json", resumed=opts.parent_id is not None)
-        child_env[SOCKET_ENV] = hook_socket
-    # The agent first, then its row and the recorder while it starts: the recorder's own
-    # start-up (its imports, the database) overlaps the agent's, and output waits in the
-    # pipe to it meanwhile.
+        plan.hook_socket = str(socket_dir / "hook.sock")
+        hooked = profile.with_hook(opts.argv, sdir, plan.hook_socket, resumed=opts.parent_id is not None)
+        for path, text in hooked.files.items():
+            with paths.open_private(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        plan.argv = hooked.argv
+        plan.env.update(hooked.env)
+    return store, plan
+
+
+def _spawn(opts: RunOptions, plan: Plan, store: Store, cleanup: contextlib.ExitStack, stdin_fd: int | None):
+    """The agent first, then its row (and the recorder) while it starts: the recorder's own
+    start-up (its imports, the database) overlaps the agent's, and output waits in the pipe
+    to it meanwhile. Returns the process, its stdin pipe if any, and when it started."""
     start = time.monotonic()
     started_wall = time.time()
+    reads_stdin = plan.pattern_set is not None and plan.pattern_set.reads_stdin(opts.argv)
     try:
-        proc, stdin_pipe = spawn(spawn_argv, cwd=opts.cwd, env=child_env, size=(cols, rows),
-                                 stdin_fd=stdin_fd if pattern_set and pattern_set.reads_stdin(opts.argv) else None)
+        proc, stdin_pipe = spawn(plan.argv, cwd=opts.cwd, env=plan.env, size=plan.size, stdin_fd=stdin_fd if reads_stdin else None)
     except OSError as exc:
         code = 127 if isinstance(exc, FileNotFoundError) else 126
-        store.create_session(sid, **session, status=FAILED, exit_code=code, ended=utcnow())
-        EventSink(store, sid).emit("spawn_failed", 0.0, {"error": str(exc), "command": opts.argv[0]}, None)
+        store.create_session(plan.sid, **plan.session, status=FAILED, exit_code=code, ended=utcnow())
+        EventSink(store, plan.sid).emit("spawn_failed", 0.0, {"error": str(exc), "command": opts.argv[0]}, None)
         if code == 127:
             raise SuperviseError(f"command not found: {opts.argv[0]}", "check the spelling, or give the full path after `--`",
                                  exit_code=127) from exc
@@ -148,55 +194,24 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
     # From here on, a run that fails (the database, the recorder, the loop itself) stops the
     # agent rather than leave it unsupervised, and marks its session failed.
     cleanup.push(_on_failure(lambda: _terminate(proc)))
-    store.create_session(sid, **session, child_pid=proc.pid)
-    cleanup.push(_on_failure(lambda: _finish(store, sid, FAILED, 1), store.close))
-    header = {
-        "width": cols,
-        "height": rows,
-        "timestamp": int(started_wall),
-        "command": command,
-        "title": opts.name,
-        "env": {k: env[k] for k in ("TERM", "SHELL") if k in env},
-    }
-    config = RecorderConfig(
-        sid,
-        str(store.path),
-        str(cast_path),
-        str(log_path),
-        header,
-        opts.emulator,
-        agent=pattern_set.agent if pattern_set else None,
-        pattern_files=[str(Path(p).resolve()) for p in opts.pattern_files],
-        start_monotonic=start,
-        started_wall=started_wall,
-        transcript_dir=str(transcript.project_dir(child_env, opts.cwd)) if agent == "claude" else None,
-        inject=inject,
-        hook_socket=hook_socket,
-        resume_from=opts.parent_id,
-        handoff_from=opts.handoff_from,
-    )
-    # The recorder loads its settings from its environment: a flag travels there.
-    recorder_env = dict(env)
-    if opts.summary_backend:
-        recorder_env["SUPERVISE_SUMMARY_BACKEND"] = opts.summary_backend
-    if opts.on_limit:
-        recorder_env["SUPERVISE_ON_LIMIT"] = opts.on_limit
-    if opts.notify:
-        recorder_env["SUPERVISE_NOTIFY"] = opts.notify
-    outbox, inbox, recorder = _start_recorder(config, recorder_env, sdir)
-    outbox.event(0.0, "start", {"argv": opts.argv, "cols": cols, "rows": rows, "cwd": opts.cwd})
+    store.create_session(plan.sid, **plan.session, child_pid=proc.pid)
+    cleanup.push(_on_failure(lambda: _finish(store, plan.sid, FAILED, 1), store.close))
+    return proc, stdin_pipe, start, started_wall
 
-    notes: list[str] = []
-    given: list[dict] = []  # injections
-    compacted = [False]  # was there anything to give back, besides a resumed session's context?
+
+def _supervise(opts: RunOptions, proc, stdin_pipe, start: float, outbox: Outbox, inbox: Inbox, env: Mapping[str, str],
+               stdin_fd: int | None, stdout_fd: int | None) -> Supervised:
+    """The PTY loop until the agent exits, then the recorder's last words: the terminal's
+    modes restored, the text log finished (or left to finish in the background)."""
+    done = Supervised(None, [], [], False, None)
 
     def on_message(message: Message) -> None:
         if isinstance(message, Error):
-            notes.append(message.text)
+            done.notes.append(message.text)
         elif isinstance(message, Injected):
-            given.append(message.detail)
+            done.given.append(message.detail)
         elif isinstance(message, Compacted):
-            compacted[0] = True
+            done.compacted = True
 
     terminal = tty.Raw(stdin_fd)
     loop = PtyLoop(
@@ -212,15 +227,14 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
         stop=terminal.stop,
         stdin_pipe=stdin_pipe,
     )
-    outcome = None
     with terminal:
         try:
-            outcome = loop.run()
+            done.outcome = loop.run()
         finally:
             t_end = time.monotonic() - loop.start
-            detail = {"exit_code": outcome.exit_code if outcome else 1}
-            if outcome and outcome.signal:
-                detail["signal"] = signal.Signals(outcome.signal).name
+            detail: dict[str, int | str] = {"exit_code": done.outcome.exit_code if done.outcome is not None else 1}
+            if done.outcome is not None and done.outcome.signal:
+                detail["signal"] = signal.Signals(done.outcome.signal).name
             outbox.event(t_end, "exit", detail)
             outbox.end(t_end, detail)
             outbox.drain(RECORDER_WAIT)
@@ -237,22 +251,30 @@ def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str]
     for message in inbox.read_until(Done, RECORDER_WAIT):
         on_message(message)
     inbox.close()
-    if pattern_set is not None:  # an agent we know: contexts are made for it
-        notes.extend(_injection_notes(sid, opts, inject, given, compacted[0]))
-    if outbox.broken:
-        notes.append(f"supervise: the recorder stopped ({outbox.broken}); see {sdir / 'recorder.err'}")
+    done.recorder_broken = outbox.broken
+    return done
+
+
+def _report(opts: RunOptions, plan: Plan, store: Store, done: Supervised, stderr) -> int:
+    """The session's end, stored, and the last words to the user; the agent's exit code."""
+    outcome, notes = done.outcome, done.notes
+    assert outcome is not None  # _supervise returns only once the loop has run
+    if plan.pattern_set is not None:  # an agent we know: contexts are made for it
+        notes.extend(_injection_notes(plan.sid, opts, plan.inject, done.given, done.compacted))
+    if done.recorder_broken:
+        notes.append(f"supervise: the recorder stopped ({done.recorder_broken}); see {plan.sdir / 'recorder.err'}")
     if outcome.interrupted_by is not None:
         status = INTERRUPTED
     else:
         status = COMPLETED if outcome.exit_code == 0 else FAILED
-    lost = _finish(store, sid, status, outcome.exit_code)
+    lost = _finish(store, plan.sid, status, outcome.exit_code)
     if lost:
         notes.append(lost)
     store.close()
     how = f"exit {outcome.exit_code}"
     if outcome.signal:
         how = f"killed by {signal.Signals(outcome.signal).name}, exit {outcome.exit_code}"
-    notes.append(f"supervise: session {sid} {status} ({how}) · resume with: supervise resume {sid}")
+    notes.append(f"supervise: session {plan.sid} {status} ({how}) · resume with: supervise resume {plan.sid}")
     _tell(stderr, dict.fromkeys(notes))
     return outcome.exit_code
 
@@ -299,34 +321,6 @@ def _tell(stderr, lines) -> None:
         stderr.flush()
     except OSError:
         pass
-
-
-def _start_recorder(config: RecorderConfig, env: Mapping[str, str], sdir: Path) -> tuple[Outbox, Inbox, subprocess.Popen]:
-    """Start the recorder process (its own session, so terminal signals don't reach it)."""
-    frames_r, frames_w = os.pipe()
-    back_r, back_w = os.pipe()
-    try:
-        with paths.open_private(sdir / "recorder.err", "a") as err:
-            proc = subprocess.Popen(
-                # -P: the user's current directory is not searched first (a folder named
-                # `supervisor` there, such as a supervisord checkout, must not replace ours).
-                [sys.executable, "-P", "-m", "supervisor.run.recorder", config.to_json(), str(frames_r), str(back_w)],
-                pass_fds=(frames_r, back_w),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                env=env,
-                start_new_session=True,
-                close_fds=True,
-            )
-    except OSError as exc:
-        for fd in (frames_r, frames_w, back_r, back_w):
-            os.close(fd)
-        raise SuperviseError(f"cannot start the recorder: {exc.strerror or exc}; the agent was stopped",
-                             f"check free space in {sdir.parent} and free memory, then run it again") from exc
-    os.close(frames_r)
-    os.close(back_w)
-    return Outbox(frames_w), Inbox(back_r), proc
 
 
 def _restore_modes(stdout_fd: int | None, sequence: str) -> None:

@@ -54,7 +54,7 @@ def without_patterns(sessions: list[dict]) -> set[str]:
     from ..detection import patterns  # (10 ms: only when needed)
     from ..errors import SuperviseError
 
-    sets: dict[tuple[str, ...], dict | None] = {}
+    sets: dict[tuple[str, ...], dict[str, patterns.PatternSet] | None] = {}
     out = set()
     for s in sessions:
         extra = tuple((s.get("options") or {}).get("pattern_files") or ())
@@ -63,7 +63,8 @@ def without_patterns(sessions: list[dict]) -> set[str]:
                 sets[extra] = patterns.load_all([Path(p) for p in extra])
             except SuperviseError:
                 sets[extra] = None  # a file broken since the session started: it had its patterns then
-        if not s["agent"] or (sets[extra] is not None and patterns.select(sets[extra], s["agent"]) is None):
+        found = sets[extra]
+        if not s["agent"] or (found is not None and patterns.select(found, s["agent"]) is None):
             out.add(s["id"])
     return out
 

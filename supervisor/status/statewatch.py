@@ -1,6 +1,6 @@
 """Following what the agent is doing, in the recorder process: the state tracker (states.py)
 fed by the render thread's frames and by events, its changes written for `supervise ps`, the
-events they mean (`limit_cleared`) recorded, and the user told (notify.py).
+events they mean (`limit_cleared`) handed back to be recorded, and the user told (notify.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from ..channel import Terminal
 from ..config import Notify
 from ..detection import limits
-from ..detection.detector import Detector
+from ..detection.detector import Seen
 from ..store.events import EventSink
 from . import states
 from .notify import Notices, Runner
@@ -39,23 +39,23 @@ class StateWatch:
         if state is not None:
             self._publish(state, t)
 
-    def on_frame(self, t: float, screen: list[str], detector: Detector) -> None:
+    def on_frame(self, t: float, screen: list[str], seen: Seen) -> list[tuple[str, dict]]:
+        """Returns the events the frame means, for the caller to record once every frame
+        subscriber has heard it."""
         with self._lock:
-            state, events = self.tracker.frame(t, detector.idle, detector.busy, detector.dialog_up(screen), detector.context_left)
+            state, events = self.tracker.frame(t, seen.idle, seen.busy, seen.dialog, seen.context_left)
             notice = self.notices.change(state) if state is not None else None
-        for kind, detail in events:
-            self.sink.emit(kind, t, detail, "screen")
         if state is None:
-            return
+            return events
         self._publish(state, t)
         if notice is None:
-            return
+            return events
         values = {**self.session, "state": notice, "reset_at": state.detail.get("reset_at")}
         if self.runner is not None:
             self.runner.notify(values)
         if self.terminal != "off":
             self._send(Terminal(self.terminal, notice_text(values)))
-
+        return events
 
     def _publish(self, state: states.State, t: float) -> None:
         wall = (self.started_wall or time.time() - t) + state.since
@@ -63,7 +63,7 @@ class StateWatch:
 
 
 def notice_text(values: dict) -> str:
-    """A notice as one line: `parser-work (claude): limited until 16:21`."""
+    """A notice as one line: `parser-work (AGENT): limited until 16:21`."""
     who = values.get("name") or values["id"]
     at = limits.parse_time(values.get("reset_at"))
     until = f" until {at.astimezone():%H:%M}" if at else ""

@@ -111,7 +111,7 @@ class Store:
             raise SuperviseError(f"cannot open database {self.path}: {exc}",
                                  "another program holds it locked: close that and run again" if "locked" in str(exc) else None
                                  ) from exc
-        self._db = None
+        self._db: sqlite_utils.Database | None = None
 
     def _open_to_write(self) -> sqlite3.Connection:
         paths.ensure_private_dir(self.path.parent)
@@ -156,7 +156,9 @@ class Store:
     def _insert_now(self, table: str, record: Mapping[str, Any]) -> int:
         """The insert within the transaction that is open."""
         columns = ", ".join(f'"{k}"' for k in record)
-        return self.conn.execute(f'insert into "{table}" ({columns}) values ({", ".join("?" * len(record))})', list(record.values())).lastrowid
+        rowid = self.conn.execute(f'insert into "{table}" ({columns}) values ({", ".join("?" * len(record))})', list(record.values())).lastrowid
+        assert rowid is not None  # an insert always sets it
+        return rowid
 
     def _update(self, table: str, key: Any, fields: Mapping[str, Any]) -> None:
         if not fields:
@@ -180,10 +182,11 @@ class Store:
 
     def free_id(self) -> str:
         """An id no session has yet."""
-        for _ in range(20):
-            candidate = new_id()
+        candidate = new_id()
+        for _ in range(19):
             if not self.conn.execute("select 1 from sessions where id = ?", [candidate]).fetchone():
                 break
+            candidate = new_id()
         return candidate
 
     def update_session(self, session_id: str, **fields: Any) -> None:
@@ -282,7 +285,9 @@ class Store:
             if not isinstance(record.get("context"), str):
                 record["context"] = json.dumps(record["context"], ensure_ascii=False)
             self._insert_now("contexts", record)
-        return self.latest_context(session_id)
+        context = self.latest_context(session_id)
+        assert context is not None  # the round inserted above
+        return context
 
     def latest_context(self, session_id: str) -> dict | None:
         rows = self._rows("select * from contexts where session_id = ? order by round desc limit 1", [session_id])

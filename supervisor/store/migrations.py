@@ -29,7 +29,7 @@ def migrations() -> Callable:
 
 @migrations()
 def m001_sessions_and_events(db: sqlite_utils.Database) -> None:
-    db["sessions"].create(
+    db.table("sessions").create(
         {
             "id": str,
             "name": str,
@@ -51,27 +51,27 @@ def m001_sessions_and_events(db: sqlite_utils.Database) -> None:
         not_null={"command", "argv", "cwd", "started", "status"},
         foreign_keys=[("parent_id", "sessions", "id")],
     )
-    db["sessions"].create_index(["started"])
-    db["sessions"].create_index(["status"])
-    db["events"].create(
+    db.table("sessions").create_index(["started"])
+    db.table("sessions").create_index(["status"])
+    db.table("events").create(
         {"id": int, "session_id": str, "time": str, "offset": float, "kind": str, "detail": str},
         pk="id",
         not_null={"session_id", "time", "kind"},
         foreign_keys=[("session_id", "sessions", "id")],
     )
-    db["events"].create_index(["session_id", "offset"])
-    db["events"].create_index(["kind"])
+    db.table("events").create_index(["session_id", "offset"])
+    db.table("events").create_index(["kind"])
 
 
 @migrations()
 def m002_agent_session_id(db: sqlite_utils.Database) -> None:
-    # The agent's own id for the session (Claude Code's session uuid), needed to resume it.
-    db["sessions"].add_column("agent_session_id", str)
+    # The agent's own id for the session (its transcript's session uuid), needed to resume it.
+    db.table("sessions").add_column("agent_session_id", str)
 
 
 @migrations()
 def m003_contexts(db: sqlite_utils.Database) -> None:
-    db["contexts"].create(
+    db.table("contexts").create(
         {
             "id": int,
             "session_id": str,
@@ -92,13 +92,13 @@ def m003_contexts(db: sqlite_utils.Database) -> None:
         not_null={"session_id", "round", "created", "trigger", "source", "context", "prompt"},
         foreign_keys=[("session_id", "sessions", "id")],
     )
-    db["contexts"].create_index(["session_id", "round"], unique=True)
+    db.table("contexts").create_index(["session_id", "round"], unique=True)
 
 
 @migrations()
 def m004_session_options(db: sqlite_utils.Database) -> None:
     # How the session was run (pattern files, emulator, injection...), JSON: resume runs it alike.
-    db["sessions"].add_column("options", str)
+    db.table("sessions").add_column("options", str)
 
 
 @migrations()
@@ -106,15 +106,15 @@ def m005_context_offsets(db: sqlite_utils.Database) -> None:
     # How far into the text log and the transcript (bytes) a round has read: the next round
     # digests only what came since, chained with this one (a round costs the same at hour 5);
     # and how long the round took to make.
-    db["contexts"].add_column("log_offset", int)
-    db["contexts"].add_column("transcript_offset", int)
-    db["contexts"].add_column("duration_ms", int)
+    db.table("contexts").add_column("log_offset", int)
+    db.table("contexts").add_column("transcript_offset", int)
+    db.table("contexts").add_column("duration_ms", int)
 
 
 @migrations()
 def m006_agent_messages(db: sqlite_utils.Database) -> None:
     # `supervise agent`'s conversation, message by message, in the order it happened.
-    db["messages"].create(
+    db.table("messages").create(
         {
             "id": int,
             "session_id": str,
@@ -133,32 +133,32 @@ def m006_agent_messages(db: sqlite_utils.Database) -> None:
         defaults={"interrupted": 0, "compacted": 0, "pruned": 0},
         foreign_keys=[("session_id", "sessions", "id")],
     )
-    db["messages"].create_index(["session_id", "seq"], unique=True)
+    db.table("messages").create_index(["session_id", "seq"], unique=True)
 
 
 @migrations()
 def m007_search(db: sqlite_utils.Database) -> None:
     # The text logs, in chunks of whole lines, for full-text search (Datasette's search box):
     # added as sessions run and when they end. Events and context prompts are searchable too.
-    db["log_chunks"].create(
+    db.table("log_chunks").create(
         {"id": int, "session_id": str, "start": int, "end": int, "text": str},
         pk="id",
         not_null={"session_id", "start", "end", "text"},
         foreign_keys=[("session_id", "sessions", "id")],
     )
-    db["log_chunks"].create_index(["session_id", "start"], unique=True)
-    db["log_chunks"].enable_fts(["text"], create_triggers=True)
-    db["events"].enable_fts(["kind", "detail"], create_triggers=True)
-    db["contexts"].enable_fts(["prompt"], create_triggers=True)
+    db.table("log_chunks").create_index(["session_id", "start"], unique=True)
+    db.table("log_chunks").enable_fts(["text"], create_triggers=True)
+    db.table("events").enable_fts(["kind", "detail"], create_triggers=True)
+    db.table("contexts").enable_fts(["prompt"], create_triggers=True)
 
 
 @migrations()
 def m008_context_backend(db: sqlite_utils.Database) -> None:
-    # Who was asked for the context: api, claude or codex (that CLI on the user's login),
-    # gemini (always answers why it cannot), or heuristic (nobody).
-    # `source` still says what the context is (model or heuristic): a claude call that hit
-    # a usage limit is backend claude, source heuristic, with the reason in `error`.
-    db["contexts"].add_column("backend", str)
+    # Who was asked for the context: api, an agent CLI by name (on the user's login; one that
+    # cannot summarize answers why), or heuristic (nobody).
+    # `source` still says what the context is (model or heuristic): a CLI call that hit
+    # a usage limit is backend that CLI, source heuristic, with the reason in `error`.
+    db.table("contexts").add_column("backend", str)
 
 
 
@@ -166,9 +166,9 @@ def m008_context_backend(db: sqlite_utils.Database) -> None:
 def m009_session_state(db: sqlite_utils.Database) -> None:
     # What a running session's agent is doing, as its screen shows it (status/states.py): written by
     # the recorder when it changes, read by `supervise ps`.
-    db["sessions"].add_column("state", str)
-    db["sessions"].add_column("state_since", str)  # ISO 8601, UTC
-    db["sessions"].add_column("state_detail", str)  # JSON: reset_at, context_left, ...
+    db.table("sessions").add_column("state", str)
+    db.table("sessions").add_column("state_since", str)  # ISO 8601, UTC
+    db.table("sessions").add_column("state_detail", str)  # JSON: reset_at, context_left, ...
 
 
 def applied(conn: sqlite3.Connection) -> list[str]:
@@ -189,7 +189,7 @@ def pending(conn: sqlite3.Connection) -> list[str]:
 def apply(conn: sqlite3.Connection) -> None:
     """Bring the database up to date. The steps run in one write transaction (its BEGIN is
     IMMEDIATE, database.py) that decides what is pending once it holds the lock: supervisors
-    opening one database at once (`supervise -- claude` and a `supervise ps` beside it) wait
+    opening one database at once (`supervise -- AGENT` and a `supervise ps` beside it) wait
     for each other, and none runs a step another has just run ("duplicate column name")."""
     if not pending(conn):
         return

@@ -18,7 +18,7 @@ HANDLED = (signal.SIGWINCH, signal.SIGCHLD, *FORWARDED)
 # terminal: there it is the user's Ctrl-C; at a terminal in raw mode Ctrl-C is a key for the
 # agent, and a SIGINT sent to us is passed on as that key would be.
 KILL_GRACE = 3.0
-_LADDERS = {
+_LADDERS: dict[int, tuple[int, ...]] = {
     signal.SIGINT: (signal.SIGTERM, signal.SIGKILL),
     signal.SIGTERM: (signal.SIGKILL,),
     signal.SIGHUP: (signal.SIGKILL,),

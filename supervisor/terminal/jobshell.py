@@ -6,7 +6,7 @@ start); PATH is the agent's program, already found by supervise.
 Why it exists: an agent spawned straight onto a PTY leads its own session, and its parent
 (supervise) is in another session, so its process group is *orphaned*. The kernel discards
 SIGTSTP for an orphaned group, so Ctrl-Z did nothing (`cat`) or left the agent waiting
-forever for a SIGCONT in cooked mode (Claude Code 2.1.330 leaves raw mode, then
+forever for a SIGCONT in cooked mode (a Node TUI seen here leaves raw mode, then
 `process.kill(0, "SIGTSTP")`). Here the agent gets a process group of its own, in the
 foreground, under this process in the same session: its group is not orphaned, Ctrl-Z
 stops it, and this process stops too, which supervise sees and passes up to the user's

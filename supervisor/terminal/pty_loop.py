@@ -25,6 +25,7 @@ import selectors
 import signal
 import time
 from collections.abc import Callable
+from types import ModuleType
 
 from ptyprocess import PtyProcess
 
@@ -36,6 +37,7 @@ from .keys import KeyWatch
 from .termwrite import TermWriter
 from .typist import Typist
 
+native: ModuleType | None
 try:
     from . import _copy as native
 except ImportError:  # built where no C compiler was found: the loop copies in Python
@@ -185,6 +187,7 @@ class PtyLoop:
                 elif fd == self.outbox.fd:
                     self.outbox.writable()
                 elif fd == inbox_fd:
+                    assert self.inbox is not None  # inbox_fd is its fd
                     for message in self.inbox.read():
                         if isinstance(message, Inject):
                             self._inject(message, now)
@@ -259,9 +262,10 @@ class PtyLoop:
 
     def _pump_output(self, sel: selectors.BaseSelector, master: int) -> bool:
         """Copy output in C (native.pump) until Python is needed; False at the end of output."""
+        assert self._pump is not None and native is not None  # run() calls this only with the copy in C
         wake = [key.fd for key in sel.get_map().values() if key.fd not in (master, self.outbox.fd)]
         full = self.outbox.fd if self.outbox.blocked else -1
-        stdout = self.stdout_fd if self._stdout_ok else -1
+        stdout = self.stdout_fd if self._stdout_ok and self.stdout_fd is not None else -1
         why, frames, recent, echoed = self._pump(
             master, stdout, self.outbox.fd, not self.outbox.pending, wake, full, self.start, COALESCE, self.outbox.BATCH
         )
@@ -280,7 +284,7 @@ class PtyLoop:
         return True
 
     def _write_stdout(self, data: bytes) -> None:
-        if self._stdout_ok and data and not tty.write_all(self.stdout_fd, data):
+        if self._stdout_ok and self.stdout_fd is not None and data and not tty.write_all(self.stdout_fd, data):
             self._stdout_ok = False  # the terminal went away (EIO, EPIPE): keep recording, stop echoing
 
     def _write_master(self, master: int) -> None:

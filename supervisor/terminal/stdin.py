@@ -45,6 +45,7 @@ class Stdin:
 
     def read(self, sel: selectors.BaseSelector) -> bytes:
         """What stdin has now; b"" if nothing, or if it ended (handled here)."""
+        assert self.fd is not None  # read only while stdin has not ended
         try:
             data = os.read(self.fd, READ_SIZE)
         except BlockingIOError:
@@ -91,15 +92,17 @@ class Stdin:
         return self.eof.due(now, busy, unread, canonical, last_activity) or b""
 
     def _flush_pipe(self, sel: selectors.BaseSelector) -> None:
-        self.pipe.flush()
-        if bool(self.pipe.waiting) != self._pipe_watched:
+        pipe = self.pipe
+        assert pipe is not None and pipe.fd is not None  # settle() flushes only a pipe still open
+        pipe.flush()
+        if bool(pipe.waiting) != self._pipe_watched:
             if self._pipe_watched:
-                sel.unregister(self.pipe.fd)
+                sel.unregister(pipe.fd)
             else:
-                sel.register(self.pipe.fd, selectors.EVENT_WRITE)
+                sel.register(pipe.fd, selectors.EVENT_WRITE)
             self._pipe_watched = not self._pipe_watched
-        if self.pipe.done:
-            self.pipe.close()
+        if pipe.done:
+            pipe.close()
 
     @property
     def pipe_waiting(self) -> bool:
@@ -108,7 +111,7 @@ class Stdin:
 
     def _ended(self, sel: selectors.BaseSelector) -> None:
         """Input ended: from a pipe or a file, the agent is told (its pipe closed, or the EOF keys)."""
-        if self.polled:
+        if self.polled and self.fd is not None:
             try:
                 sel.unregister(self.fd)
             except (KeyError, ValueError):
@@ -133,6 +136,7 @@ class StdinPipe:
 
     def flush(self) -> None:
         """Write what the pipe takes now."""
+        assert self.fd is not None  # written only while open
         try:
             while self.waiting:
                 del self.waiting[:os.write(self.fd, self.waiting)]
@@ -147,5 +151,6 @@ class StdinPipe:
         return self.ending and not self.waiting
 
     def close(self) -> None:
+        assert self.fd is not None  # closed once
         os.close(self.fd)
         self.fd = None

@@ -10,6 +10,7 @@ import signal
 import struct
 import termios
 import tty
+from collections.abc import Mapping
 
 DEFAULT_SIZE = (80, 24)
 _TIOCGPTN = 0x80045430  # Linux's number for the PTY's slave (not in the termios module)
@@ -35,7 +36,7 @@ class Raw:
             tty.setraw(self.fd, termios.TCSADRAIN)
 
     def leave(self) -> None:
-        if self.fd is not None:
+        if self.fd is not None and self.saved is not None:
             with contextlib.suppress(termios.error, OSError):
                 termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
 
@@ -63,7 +64,7 @@ def _job_control(fd: int) -> bool:
         return False
 
 
-def size(*fds: int | None, env: dict | None = None) -> tuple[int, int]:
+def size(*fds: int | None, env: Mapping[str, str] | None = None) -> tuple[int, int]:
     """(cols, rows) of the first terminal among `fds`; else $COLUMNS/$LINES; else 80x24."""
     for fd in fds:
         if fd is None:

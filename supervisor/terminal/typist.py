@@ -55,6 +55,7 @@ class Typist:
         """What is due at `now` (loop time `offset`): Enter, with the note that it was typed;
         or the held keys."""
         if self.enter_at is not None and self.enter_at <= now:
+            assert self.holding is not None  # Enter is due only while a request is typed
             self.enter_at = None
             self.release_at = now + RELEASE_AFTER
             return b"\r", Note(self.holding, "typed", t=offset, held=len(self.held))

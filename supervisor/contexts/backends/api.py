@@ -1,5 +1,7 @@
 """The Anthropic Messages API through the SDK, with an API key or token (any
-Anthropic-compatible base URL). The model fills the context through a forced tool call."""
+Anthropic-compatible base URL), or with none for a model server on this machine (Ollama,
+LM Studio, llama.cpp's llama-server, vLLM). The model fills the context through a forced
+tool call."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from .. import schema
 from ..pricing import cost_usd
 from . import Answer, Failed
 
-NO_KEY = "no API key (set ANTHROPIC_API_KEY or SUPERVISE_SUMMARY_API_KEY)"
+NO_KEY = "no API key (set ANTHROPIC_API_KEY or SUPERVISE_SUMMARY_API_KEY, or a base URL on this machine for a local model)"
+# What the SDK sends as the key to a local server, which asks for none.
+LOCAL_KEY = "local"
 # The most an answer may weigh: 4096 output tokens of JSON are ~50 KB. A broken proxy that
 # sends more (a 200 MB body) is cut off here instead of filling the recorder's memory.
 MAX_ANSWER_BYTES = 4 << 20
@@ -23,7 +27,7 @@ class Overdue(Exception):
 
 def ask(text: str, system: str, cfg: Summary, ends: float) -> Answer:
     """One model call, to be over by `ends` (time.monotonic()), the SDK's retries included."""
-    if not cfg.has_key:
+    if not cfg.uses_api:
         raise Failed(NO_KEY)
     import anthropic
 
@@ -55,7 +59,7 @@ def ask(text: str, system: str, cfg: Summary, ends: float) -> Answer:
 
 def count_tokens(text: str, system: str, cfg: Summary) -> int | None:
     """The API's count of what a summary would send, or None (no key, no endpoint, error)."""
-    if not cfg.has_key:
+    if not cfg.uses_api:
         return None
     client = _client(cfg)
     try:
@@ -92,7 +96,7 @@ def _client(cfg: Summary):
     import anthropic
 
     return anthropic.Anthropic(
-        api_key=cfg.api_key, auth_token=None if cfg.api_key else cfg.auth_token,
+        api_key=cfg.api_key or (None if cfg.auth_token else LOCAL_KEY), auth_token=None if cfg.api_key else cfg.auth_token,
         base_url=cfg.base_url, timeout=cfg.timeout, max_retries=cfg.max_retries,
         http_client=anthropic.DefaultHttpxClient(transport=_capped_transport()),
     )

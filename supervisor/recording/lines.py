@@ -1,9 +1,10 @@
-"""What a line on screen is, and the order lines that left the screen are written in.
+"""What a line on screen is, and the order lines that left the screen are written in: the
+text log's ordering engine.
 
-A line is a row's text through the states it takes where it stands (`is_update`: a spinner
-frame, a counter, a line being typed). A line is written after every line that left the
-screen before it appeared, and after every line that stood above it when they were first on
-screen together; a line that came above an older one (content above a footer) makes the
+A line is a row's text through the states it takes where it stands (`sameline.is_update`: a
+spinner frame, a counter, a line being typed). A line is written after every line that left
+the screen before it appeared, and after every line that stood above it when they were first
+on screen together; a line that came above an older one (content above a footer) makes the
 older one wait for it. Lines wait in `Waiting` until what they wait for is written. When the
 rules ask for a cycle (a footer that stood below later history and above a later input
 line), the lines in it are written in the order they came.
@@ -14,38 +15,15 @@ Pure logic over data; no I/O.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from operator import attrgetter
 
-SPINNER_GLYPHS = "■⬝⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽✺·*●◐◓◑◒|/-\\ "
-_DIGITS = re.compile(r"\d+")
-_SPACES = re.compile(r"\s+")
-# What is left of an input line once its text is gone: a prompt glyph.
-_PROMPT_ONLY = re.compile(r"^\s*[❯›>$%#┃]?\s*$")
+from ..detection.sameline import shape
+
 WAITING_MAX = 256  # lines waiting at most; past it the oldest is written (a header that never leaves)
 _STATES = 16  # texts a line remembers it showed
 _PRUNE_AT = 64  # a line's set of lines to wait for is cleaned of written ones past this size
-
-
-def is_update(old: str, new: str) -> bool:
-    """Is `new` the same line as `old`, a moment later? (A line cut back to its bare prompt
-    or bar is not: Claude Code redraws a sent message's row as its empty input box `❯`,
-    OpenCode a message's `┃  text` as a bare `┃`.)"""
-    old, new = old.rstrip(), new.rstrip()
-    if shape(old) == shape(new):
-        return True
-    if not new or not (new.startswith(old) or old.startswith(new)):
-        return False
-    return not (_PROMPT_ONLY.match(new) or _PROMPT_ONLY.match(old))
-
-
-@lru_cache(maxsize=4096)  # (a redraw compares the same rows again and again)
-def shape(text: str) -> str:
-    """What stays the same across frames of one status line: no digits, no spinner glyph."""
-    return _SPACES.sub(" ", _DIGITS.sub("#", text.lstrip(SPINNER_GLYPHS))).strip()
 
 
 _made = itertools.count()
@@ -58,10 +36,10 @@ class Line:
     text: str
     came: float
     first: str = ""  # its first text, stripped
-    # The line as it stood before it was cut back in place (Codex erases a screen row by row
-    # from the right before redrawing it): what a reader saw, and what is logged, unless the
-    # cut-back line itself stood long enough to be read (Claude Code drops "· ← for agents"
-    # from its footer as it quits: the shorter footer is what stood last).
+    # The line as it stood before it was cut back in place (a TUI that erases a screen row by
+    # row from the right before redrawing it): what a reader saw, and what is logged, unless
+    # the cut-back line itself stood long enough to be read (a footer that drops "· ← for
+    # agents" as its program quits: the shorter footer is what stood last).
     fuller: str = ""
     cut: float = 0.0  # when it was cut back
     left: float | None = None  # when it left the screen
@@ -132,6 +110,7 @@ class Waiting:
         before they were cut back): one drawn again never left for a reader."""
         out = {}
         for line in itertools.chain(self.lines, self.brief):
+            assert line.left is not None  # every line here has left (leave())
             if t - line.left < self.settle:
                 out[line.text.strip()] = line
                 if line.fuller:
@@ -156,6 +135,7 @@ class Waiting:
         those that came above it while it was up, and every line that left before it came."""
         out = [] if line.unplaced else [other for other in line.after if not other.done and not other.unplaced]
         for other in self.lines:  # (in the order they left)
+            assert other.left is not None  # every line here has left (leave())
             if other.left > line.came:
                 break
             if not other.done and other is not line:
@@ -169,6 +149,7 @@ class Waiting:
                 line.blocker = other
                 return False
         for other in self.lines:
+            assert other.left is not None  # every line here has left (leave())
             if other.left > line.came:
                 break
             if not other.done and other is not line:
@@ -283,7 +264,7 @@ class Waiting:
         """The lines gone for `settle`, the oldest first, but those still held by the line found
         unwritten last time (most lines wait long for one line still up: a header). Each is
         looked at when its turn comes: writing one may free, or write, a later one."""
-        settled = [line for line in self.lines if not line.done and t - line.left >= self.settle]
+        settled = [line for line in self.lines if not line.done and line.left is not None and t - line.left >= self.settle]  # (all have left: the check is for mypy)
         # (held or not changes only when a line is written: until then, only the free ones)
         todo = sorted((line for line in settled if not _held(line)), key=_key)
         i = 0
@@ -313,10 +294,11 @@ class Waiting:
                     if self.ready(line):
                         out += self.write(line)
                         progress = True
-            pending = (line.left + self.settle for line in self.lines if not line.done and t - line.left < self.settle)
+            pending = (line.left + self.settle for line in self.lines if not line.done and line.left is not None and t - line.left < self.settle)  # (as above)
             self._due = min(pending, default=float("inf"))
         brief, cut = [], len(self.brief) - WAITING_MAX
         for i, line in enumerate(self.brief):
+            assert line.left is not None  # every line here has left (leave())
             if t - line.left >= self.settle or i < cut:
                 line.done = True  # not back: never seen
             elif not line.done:

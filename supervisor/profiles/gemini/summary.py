@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...config import Summary
-from . import Answer, Failed
+from ..headless import Answer, Failed, Settings
 
 LABEL = "gemini -p"
 HELP = ["--help"]
@@ -24,5 +23,5 @@ UNABLE = ("this Gemini CLI cannot summarize: it has no headless structured outpu
           "and saves every headless run as a session")
 
 
-def ask(text: str, system: str, cfg: Summary, ends: float, executable: str, env: Mapping[str, str]) -> Answer:
+def ask(text: str, system: str, schema: dict, cfg: Settings, ends: float, executable: str, env: Mapping[str, str]) -> Answer:
     raise Failed(f"{LABEL}: {UNABLE}")

@@ -1,14 +1,16 @@
-"""Run an agent CLI headless: the model input on stdin, its output read whole (up to a cap),
-one deadline for all of it, nothing left running after it.
+"""An agent CLI as a summary backend: what it answers (`Answer`) or why not (`Failed`), and
+how it is run headless: the model input on stdin, its output read whole (up to a cap), one
+deadline for all of it, nothing left running after it.
 
 The CLI runs in a session of its own (a process group) so that past the deadline it is
 killed with whatever it started (node, a helper, an MCP server), and the group is killed
 again once it has exited: a summary must never leave a process behind in the recorder.
 
 It runs in a fresh, empty, private directory, never the user's project: a CLI reads its
-project's instructions and settings from where it starts (CLAUDE.md and .claude/, AGENTS.md,
-GEMINI.md and .gemini/), and hooks or servers configured there must not run for a summary,
-nor the project's instructions reach the summary model.
+project's instructions and settings from where it starts, and hooks or servers configured
+there must not run for a summary, nor the project's instructions reach the summary model.
+Messages are kept as the program said them, cut to a line; they are made plain where they
+are stored or shown.
 """
 
 from __future__ import annotations
@@ -21,12 +23,36 @@ import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
-from . import Failed
-
+# Not ours to pass on to a CLI run for a summary: the supervised session's id.
+DROPPED_ENV = ("SUPERVISE_SESSION_ID",)
 # The most a CLI may print: a context is a few KB of JSON, the wrapper around it a few more.
 MAX_OUTPUT = 4 << 20
 CHUNK = 1 << 16
+
+
+class Settings(Protocol):
+    """What a summary backend reads of the `[summary]` settings."""
+
+    model: str
+    cli_models: Mapping[str, str]
+    timeout: float
+
+
+@dataclass
+class Answer:
+    data: object  # the context as the model filled it; None when it filled nothing
+    model: str | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    missing: str = "no answer"  # when data is None: what came instead
+
+
+class Failed(Exception):
+    """The backend gave no answer to use (an error, a limit, a timeout): the reason, for the
+    context row's `error`."""
 
 
 @dataclass
@@ -59,16 +85,18 @@ def run(argv: list[str], stdin: str, ends: float, env: Mapping[str, str], label:
 
 def _exchange(proc: subprocess.Popen, data: bytes, ends: float, label: str, timeout: float) -> tuple[bytes, bytes]:
     """Write `data` to the child's stdin while reading its stdout and stderr, until both end."""
-    got: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+    stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
+    assert stdin is not None and stdout is not None and stderr is not None  # started with three pipes
+    got: dict[int, list[bytes]] = {stdout.fileno(): [], stderr.fileno(): []}
     total = 0
     with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout.fileno(), selectors.EVENT_READ)
-        sel.register(proc.stderr.fileno(), selectors.EVENT_READ)
+        sel.register(stdout.fileno(), selectors.EVENT_READ)
+        sel.register(stderr.fileno(), selectors.EVENT_READ)
         if data:
-            os.set_blocking(proc.stdin.fileno(), False)
-            sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+            os.set_blocking(stdin.fileno(), False)
+            sel.register(stdin.fileno(), selectors.EVENT_WRITE)
         else:
-            proc.stdin.close()
+            stdin.close()
         view = memoryview(data)
         while sel.get_map():
             left = ends - time.monotonic()
@@ -85,7 +113,7 @@ def _exchange(proc: subprocess.Popen, data: bytes, ends: float, label: str, time
                         view = view[:0]
                     if not view:
                         sel.unregister(fd)
-                        proc.stdin.close()
+                        stdin.close()
                     continue
                 chunk = os.read(fd, CHUNK)
                 if not chunk:
@@ -95,7 +123,7 @@ def _exchange(proc: subprocess.Popen, data: bytes, ends: float, label: str, time
                 if total > MAX_OUTPUT:
                     raise Failed(f"{label} printed more than {MAX_OUTPUT >> 20} MB")
                 got[fd].append(chunk)
-    return b"".join(got[proc.stdout.fileno()]), b"".join(got[proc.stderr.fileno()])
+    return b"".join(got[stdout.fileno()]), b"".join(got[stderr.fileno()])
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -108,3 +136,14 @@ def _kill_group(proc: subprocess.Popen) -> None:
         proc.wait(5)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignored
         pass
+
+
+def whole(value) -> int:
+    """A token count from a CLI's report: a positive whole number, else 0."""
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    """The gist of another program's message: one line, bounded."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return " ".join(lines)[:limit]

@@ -26,15 +26,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from ...config import Summary
-from ...giveback.hook import SOCKET_ENV
-from ...plaintext import plain
-from .. import schema
-from . import Answer, Failed, headless
+from .. import headless
+from ..headless import DROPPED_ENV, Answer, Failed, Settings, first_line as _line, whole as _int
+from .hook import SOCKET_ENV
 
 LABEL = "claude -p"
+LOGIN = "`claude`, then /login"
 # Not ours to pass on: the supervised session's ids and hook socket.
-DROPPED_ENV = ("SUPERVISE_SESSION_ID", SOCKET_ENV)
+DROPPED = (*DROPPED_ENV, SOCKET_ENV)
 QUIET_ENV = {
     "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
     # No telemetry, update checks or other calls besides the summary's own.
@@ -46,21 +45,25 @@ HELP = ["--help"]
 NEEDS = ("--json-schema", "--no-session-persistence", "--system-prompt", "--setting-sources", "--strict-mcp-config")
 
 
-def command(executable: str, system: str, cfg: Summary) -> list[str]:
+def command(executable: str, system: str, schema: dict, cfg: Settings) -> list[str]:
     return [
         executable, "-p", "--model", cfg.model, "--output-format", "json",
-        "--json-schema", json.dumps(schema.SCHEMA), "--no-session-persistence", "--tools", "",
+        "--json-schema", json.dumps(schema), "--no-session-persistence", "--tools", "",
         "--system-prompt", system, "--setting-sources", "user",
         "--settings", json.dumps({"disableAllHooks": True}), "--strict-mcp-config",
     ]
 
 
 def environment(env: Mapping[str, str]) -> dict[str, str]:
-    return {**{k: v for k, v in env.items() if k not in DROPPED_ENV}, **QUIET_ENV}
+    return {**{k: v for k, v in env.items() if k not in DROPPED}, **QUIET_ENV}
 
 
-def ask(text: str, system: str, cfg: Summary, ends: float, executable: str, env: Mapping[str, str]) -> Answer:
-    done = headless.run(command(executable, system, cfg), text, ends, environment(env), LABEL, cfg.timeout)
+def model(cfg: Settings) -> str:
+    return cfg.model
+
+
+def ask(text: str, system: str, schema: dict, cfg: Settings, ends: float, executable: str, env: Mapping[str, str]) -> Answer:
+    done = headless.run(command(executable, system, schema, cfg), text, ends, environment(env), LABEL, cfg.timeout)
     return parse(done.stdout, done.stderr, done.returncode, cfg.model)
 
 
@@ -76,14 +79,14 @@ def parse(stdout: str, stderr: str, returncode: int, model: str) -> Answer:
         if returncode != 0:
             raise Failed(f"{LABEL} failed (exit {returncode}): {said}")
         raise Failed(f"{LABEL} printed no JSON result: {said}")
-    result = out.get("result") if isinstance(out.get("result"), str) else ""
+    result = out["result"] if isinstance(out.get("result"), str) else ""
     if out.get("is_error") or returncode != 0:
         # e.g. "You've hit your 5-hour limit · resets 9:18am (UTC)", "Failed to authenticate. API Error: 401 ..."
         raise Failed(f"{LABEL} failed: {_line(result) or _line(stderr) or out.get('subtype') or f'exit {returncode}'}")
-    usage = out.get("usage") if isinstance(out.get("usage"), dict) else {}
+    usage = out["usage"] if isinstance(out.get("usage"), dict) else {}
     used_in = sum(_int(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
     cost = out.get("total_cost_usd")
-    models = out.get("modelUsage") if isinstance(out.get("modelUsage"), dict) else {}
+    models = out["modelUsage"] if isinstance(out.get("modelUsage"), dict) else {}
     return Answer(
         out.get("structured_output"),
         next(iter(models), None) or model,
@@ -93,12 +96,3 @@ def parse(stdout: str, stderr: str, returncode: int, model: str) -> Answer:
         missing=f"no structured output; the model said: {_line(result, 160)}" if result.strip() else "no structured output",
     )
 
-
-def _int(value) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
-
-
-def _line(text: str, limit: int = 200) -> str:
-    """The gist of another program's message: plain, one line, bounded."""
-    lines = [l.strip() for l in plain(text or "").splitlines() if l.strip()]
-    return " ".join(lines)[:limit]

@@ -8,7 +8,7 @@ login, against a fake Responses API):
     --json                   events as JSON lines: the answer, `turn.failed` with the reason
                              (e.g. "You've hit your usage limit ..."), and the tokens used
     --output-schema FILE     sent as a strict `json_schema` text format: every property
-                             required and `additionalProperties: false` (schema.SCHEMA plus that)
+                             required and `additionalProperties: false` (the context schema plus that)
     -c model_instructions_file=FILE
                              ours replace Codex's base instructions (~20,000 characters)
     --ephemeral              no rollout file: the call is not a session, and not in `codex resume`
@@ -30,7 +30,7 @@ login, against a fake Responses API):
                              every dot, quoted or not: a server whose name is not a bare key
                              cannot be switched off, so the backend does not run at all then
     -m, model_reasoning_effort
-                             a small model (Summary.codex_model) at low effort
+                             a small model (`codex_model`, see MODEL_KEY) at low effort
 
 What cannot be turned off (0.169.0): the user's global `$CODEX_HOME/AGENTS.md` still reaches
 the model as a user message (`project_doc_max_bytes` only limits project files), and models
@@ -51,16 +51,18 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
-from ...config import Summary
-from .. import schema
-from . import Answer, Failed, headless
-from .claude import DROPPED_ENV, _int, _line
+from .. import headless
+from ..headless import DROPPED_ENV, Answer, Failed, Settings, first_line as _line, whole as _int
 
 LABEL = "codex exec"
+LOGIN = "`codex login`"
+# Its model, set with `codex_model` under [summary] (or SUPERVISE_SUMMARY_CODEX_MODEL). On a
+# ChatGPT login: the small model 0.169.0 lists ("Fast and affordable model for easier tasks"),
+# with no upgrade offered over it.
+MODEL_KEY = "codex_model"
+DEFAULT_MODEL = "gpt-6-luna"
 HELP = ["exec", "--help"]
 NEEDS = ("--output-schema", "--ephemeral", "--json", "--skip-git-repo-check", "--disable")
-# Codex's strict structured output needs both.
-OUTPUT_SCHEMA = {**schema.SCHEMA, "additionalProperties": False}
 NO_TOOLS = "Answer with the JSON object only. Do not call any tool, function or agent: everything you need is in the message."
 FEATURES_OFF = (
     "shell_tool", "unified_exec", "code_mode_host", "view_image", "image_generation", "browser_use", "computer_use",
@@ -79,10 +81,19 @@ BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 NOISE = re.compile(r"^\d{4}-\d\d-\d\dT\S+\s+(?:ERROR|WARN|INFO|DEBUG|TRACE)\b|^WARNING: proceeding, even though")
 
 
-def command(executable: str, folder: Path, cfg: Summary, mcp_servers: list[str]) -> list[str]:
+def strict(schema: dict) -> dict:
+    """The context schema as its strict structured output needs it."""
+    return {**schema, "additionalProperties": False}
+
+
+def model(cfg: Settings) -> str:
+    return cfg.cli_models.get("codex") or DEFAULT_MODEL
+
+
+def command(executable: str, folder: Path, cfg: Settings, mcp_servers: list[str]) -> list[str]:
     argv = [
         executable, "exec", "--json", "--ephemeral", "--skip-git-repo-check", "--sandbox", "read-only",
-        "-m", cfg.codex_model, "-c", 'model_reasoning_effort="low"',
+        "-m", model(cfg), "-c", 'model_reasoning_effort="low"',
         "-c", f"model_instructions_file={json.dumps(str(folder / 'instructions.md'))}",
         "--output-schema", str(folder / "schema.json"),
     ]
@@ -112,7 +123,7 @@ def environment(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in DROPPED_ENV}
 
 
-def ask(text: str, system: str, cfg: Summary, ends: float, executable: str, env: Mapping[str, str]) -> Answer:
+def ask(text: str, system: str, schema: dict, cfg: Settings, ends: float, executable: str, env: Mapping[str, str]) -> Answer:
     servers = mcp_servers(env)
     odd = [name for name in servers if not BARE_KEY.fullmatch(name)]
     if odd:
@@ -120,10 +131,10 @@ def ask(text: str, system: str, cfg: Summary, ends: float, executable: str, env:
                      "for a summary (`-c` cannot name it); rename it to letters, digits, - and _")
     with tempfile.TemporaryDirectory(prefix="supervise-codex-") as folder:
         (Path(folder) / "instructions.md").write_text(f"{system}\n\n{NO_TOOLS}\n", encoding="utf-8")
-        (Path(folder) / "schema.json").write_text(json.dumps(OUTPUT_SCHEMA), encoding="utf-8")
+        (Path(folder) / "schema.json").write_text(json.dumps(strict(schema)), encoding="utf-8")
         argv = command(executable, Path(folder), cfg, servers)
         done = headless.run(argv, text, ends, environment(env), LABEL, cfg.timeout)
-    return parse(done.stdout, done.stderr, done.returncode, cfg.codex_model)
+    return parse(done.stdout, done.stderr, done.returncode, model(cfg))
 
 
 def parse(stdout: str, stderr: str, returncode: int, model: str) -> Answer:
@@ -153,7 +164,7 @@ def parse(stdout: str, stderr: str, returncode: int, model: str) -> Answer:
     used = sorted({str(i.get("type")) for i in items} - ANSWER_ITEMS)
     if used:
         raise Failed(f"{LABEL}: the model used a tool ({', '.join(used)}); its answer is not used")
-    usage = done.get("usage") if isinstance(done.get("usage"), dict) else {}
+    usage = done["usage"] if isinstance(done.get("usage"), dict) else {}
     message = next((i.get("text") for i in reversed(items) if i.get("type") == "agent_message" and isinstance(i.get("text"), str)), "")
     try:
         data = json.loads(message)

@@ -1,0 +1,86 @@
+"""What a profile says about an agent CLI beyond its pattern file, and what an agent with no
+profile module gets: its name, and nothing done for it in particular."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """How an agent's session is carried on by `supervise resume`."""
+
+    argv: list[str]
+    inject: str | None = None  # the injection mode it needs when the user gives none (None: as it was run)
+    note: str | None = None  # a line for the user before it starts
+
+
+@dataclass(frozen=True)
+class Hooked:
+    """An agent that asks for its context itself (a hook of its own): its command line and
+    environment for this run."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[Path, str] = field(default_factory=dict)  # to be written (private) before it starts
+
+
+class Profile:
+    """An agent CLI as supervise knows it. The data (how it is recognised, its patterns, its
+    one-shot flags) is its pattern file's; a subclass in `supervisor/profiles/NAME` adds what
+    data cannot say. Every method's default is what a plain terminal program gets."""
+
+    # Its own record of the conversation (a module with the transcript reader's functions:
+    # folder, user_text, compaction, session_id, timestamp, user_messages, as_lines), or None.
+    transcript: ModuleType | None = None
+    # Its headless summary backend (a module: LABEL, HELP, NEEDS, ask; UNABLE when it cannot), or None.
+    summary: ModuleType | None = None
+    # Seconds `CMD --version` may take, and what keeps it (and `--help`) from looking for
+    # updates or phoning home.
+    version_timeout: float = 5.0
+    quiet_env: Mapping[str, str] = {}
+    # One of supervise's own (its coding agent), not a CLI installed beside it.
+    own: bool = False
+    # Among the agents that can summarize, the order `auto` tries them in (lower first).
+    summary_rank: int = 100
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<profile {self.name}>"
+
+    def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
+        """The command line that carries `session` on (`fresh`: its own conversation anew)."""
+        return Resumed(argv)
+
+    def hooks(self, argv: list[str]) -> bool:
+        """Whether, run as `argv`, it asks for its context through a hook of its own."""
+        return False
+
+    def with_hook(self, argv: list[str], folder: Path, socket: str, resumed: bool) -> Hooked:
+        """The command line and environment that give it our hook, asking over `socket`
+        (files it needs go in the session's private `folder`)."""
+        return Hooked(argv)
+
+    def hook_command(self) -> str | None:
+        """The shell command its hook runs, if it has one (`supervise doctor` runs it as the
+        agent would, with `hook_request()` on stdin and `hook_env(socket)`, where a context
+        waits as the request's source `doctor`: it must print `hook_reply(context)`)."""
+        return None
+
+    def hook_env(self, socket: str) -> dict[str, str]:
+        return {}
+
+    def hook_reply(self, context: str) -> str:
+        return context
+
+    def hook_request(self) -> str:
+        return "{}"
+
+    def transcript_dir(self, env: Mapping[str, str], cwd: str) -> Path | None:
+        """The folder its transcript files for a session in `cwd` are written to."""
+        return self.transcript.folder(env, cwd) if self.transcript else None

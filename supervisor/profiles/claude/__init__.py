@@ -1,0 +1,108 @@
+"""Claude Code (npm @anthropic-ai/claude-code): its hook, resume, transcript and summary backend.
+
+Resumed by its own session id; given its context through a SessionStart hook in a per-run
+settings file (it merges hooks from every settings source, so the user's own settings stay
+untouched); its transcript read beside the screen (transcript.py); `claude -p` as a summary
+backend on the user's login (summary.py)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..base import Hooked, Profile, Resumed
+from . import hook, summary, transcript
+
+RESUME_FLAGS = ("--resume", "-r")
+CONTINUE_FLAGS = ("--continue", "-c")
+HOOK_TIMEOUT = 60  # seconds Claude Code gives the hook; ours gives up well before
+SETTINGS_FILE = "claude-settings.json"
+
+
+def without_resume(argv: list[str]) -> list[str]:
+    """`argv` without any --resume [ID] / -r [ID] / --continue / -c: the old session's own
+    resume flags must not fight the new one."""
+    out: list[str] = []
+    skip_value = False
+    for arg in argv:
+        if skip_value:
+            skip_value = False
+            if not arg.startswith("-"):
+                continue
+        if arg in RESUME_FLAGS:
+            skip_value = True
+            continue
+        if arg in CONTINUE_FLAGS or arg.startswith("--resume="):
+            continue
+        out.append(arg)
+    return out
+
+
+def resume_argv(argv: list[str], agent_session_id: str | None) -> list[str]:
+    """Resume Claude's own conversation when we know its id; else start it fresh."""
+    argv = without_resume(argv)
+    if agent_session_id:
+        return [argv[0], "--resume", agent_session_id, *argv[1:]]
+    return argv
+
+
+def has_own_settings(argv: list[str]) -> bool:
+    return any(a == "--settings" or a.startswith("--settings=") for a in argv[1:])
+
+
+def hook_command() -> str:
+    script = Path(__file__).resolve().parent / "hook.py"
+    return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))}"
+
+
+def settings(resumed: bool) -> dict:
+    # "startup" only for a resumed session started fresh: a plain start has nothing to give.
+    matcher = "compact|resume" + ("|startup" if resumed else "")
+    return {"hooks": {"SessionStart": [{"matcher": matcher, "hooks": [
+        {"type": "command", "command": hook_command(), "timeout": HOOK_TIMEOUT}]}]}}
+
+
+def with_settings(argv: list[str], settings_path: Path) -> list[str]:
+    """The command line that adds the settings file to the user's own."""
+    return [argv[0], "--settings", str(settings_path), *argv[1:]]
+
+
+class ClaudeCode(Profile):
+    transcript = transcript
+    summary = summary
+    summary_rank = 0
+    quiet_env = summary.QUIET_ENV
+
+    def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
+        own = None if fresh else session.get("agent_session_id")
+        note = None
+        if not fresh and not own:
+            note = (f"supervise: no Claude Code session id was recorded for {session['id']}; starting a new conversation "
+                    "and giving it the context")
+        return Resumed(resume_argv(argv, own), note=note)
+
+    def hooks(self, argv: list[str]) -> bool:
+        # A user's own --settings is left alone (and the context is typed instead).
+        return not has_own_settings(argv)
+
+    def with_hook(self, argv: list[str], folder: Path, socket: str, resumed: bool) -> Hooked:
+        path = folder / SETTINGS_FILE
+        return Hooked(with_settings(argv, path), self.hook_env(socket), {path: json.dumps(settings(resumed), indent=2)})
+
+    def hook_command(self) -> str | None:
+        return hook_command()
+
+    def hook_env(self, socket: str) -> dict[str, str]:
+        return {hook.SOCKET_ENV: socket}
+
+    def hook_reply(self, context: str) -> str:
+        return hook.output(context)
+
+    def hook_request(self) -> str:
+        return json.dumps({"hook_event_name": "SessionStart", "source": "doctor"})
+
+
+PROFILE = ClaudeCode("claude")

@@ -1,0 +1,69 @@
+"""Agent profiles: one per agent, and the only modules that name one.
+
+Everything supervise knows of an agent CLI is its pattern file and its profile module
+(supervisor/profiles/NAME); the generic modules take a profile. So no other module names an
+agent: not in code, strings or comments (a model id such as claude-haiku-4-5 names a model)."""
+
+import re
+import tomllib
+from pathlib import Path
+
+import supervisor
+from supervisor import profiles
+from supervisor.detection import patterns
+
+PACKAGE = Path(supervisor.__file__).resolve().parent
+# A model's id, not an agent: claude-haiku-4-5, claude-3-5-haiku, claude-sonnet-5-5.
+MODEL_ID = re.compile(r"claude-(?:\d[\w.-]*|haiku|sonnet|opus)[\w.-]*", re.IGNORECASE)
+
+
+def agent_words() -> dict[str, str]:
+    """Each shipped agent CLI's names (its pattern set's name, commands and title), by agent.
+    The agents that are supervise's own (the demo, its coding agent) are named by the code that is them."""
+    words = {}
+    for path in sorted(patterns.builtin_dir().glob("*.toml")):
+        agent = tomllib.loads(path.read_text())["agent"]
+        if agent["name"] not in profiles.clis():
+            continue
+        names = {agent["name"], agent.get("title", ""), *agent.get("commands", [])}
+        for name in filter(None, names):
+            words[Path(name).stem.lower()] = agent["name"]
+    return words
+
+
+def naming(text: str, words: dict[str, str]) -> list[str]:
+    text = MODEL_ID.sub("", text)
+    found = []
+    for word in words:
+        for m in re.finditer(rf"(?<![\w-]){re.escape(word)}(?![\w])", text, re.IGNORECASE):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"line {line}: {m.group()}")
+    return found
+
+
+def test_only_an_agents_profile_names_it():
+    words = agent_words()
+    assert {"claude", "codex", "gemini", "opencode", "aider"} <= set(words.values())
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if PACKAGE / "profiles" in path.parents:
+            continue
+        wrong += [f"{path.relative_to(PACKAGE.parent)} {hit}" for hit in naming(path.read_text(), words)]
+    assert not wrong, "modules outside supervisor/profiles/ that name an agent:\n" + "\n".join(wrong)
+
+
+def test_the_check_finds_an_agent_named_in_a_module():
+    words = agent_words()
+    assert naming('if agent == "claude":\n', words) == ["line 1: claude"]
+    assert naming("# Codex CLI draws its input box\n", words)
+    assert naming("# as Gemini CLI does", words) and naming("opencode.toml", words)
+    assert naming('DEFAULT_MODEL = "claude-haiku-4-5"  # a model', words) == []
+
+
+def test_every_shipped_cli_has_a_profile_and_a_pattern_file():
+    sets = patterns.load_all()
+    for name in profiles.clis():
+        assert name in sets, f"{name} has a profile but no pattern file"
+        assert profiles.get(name).name == name
+    assert profiles.get("no-such-agent").name == "no-such-agent"
+    assert profiles.get(None).transcript is None

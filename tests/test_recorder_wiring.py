@@ -1,0 +1,151 @@
+"""How the recorder's parts talk (run/wiring.py): frames and events through named, guarded
+subscribers; what a frame means recorded after the fan-out; the detector and the screen
+changed and read under their locks while other threads hand things in."""
+
+import threading
+from pathlib import Path
+
+from supervisor import channel, config
+from supervisor.channel import RecorderConfig
+from supervisor.detection import saferegex
+from supervisor.detection.detector import Detector
+from supervisor.detection.patterns import Pattern, PatternSet
+from supervisor.recording import emulator as emulators
+from supervisor.recording.render import Renderer
+from supervisor.recording.textlog import TextLog
+from supervisor.run.recorder import Recorder
+from supervisor.store.database import Store
+
+
+class Contended:
+    """A lock that says (`waiters`) each time a thread finds it held and has to wait."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.waiters = threading.Semaphore(0)
+
+    def __enter__(self):
+        if not self._lock.acquire(blocking=False):
+            self.waiters.release()
+            self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+
+def test_a_frame_subscriber_that_raises_is_reported_once_and_the_others_still_hear_every_frame(tmp_path):
+    store = Store(tmp_path / "s.db")
+    sid = store.create_session(command="x", argv=["x"], cwd="/")["id"]
+    cfg = RecorderConfig(sid, str(tmp_path / "s.db"), str(tmp_path / "s.cast"), str(tmp_path / "s.log"),
+                         {"width": 40, "height": 10, "timestamp": 1, "command": "x"}, agent="claude", contexts=False)
+    reports: list[str] = []
+    recorder = Recorder(cfg, config.load(), report=reports.append)
+    heard: list[float] = []
+
+    def broken(t, screen, seen):
+        raise RuntimeError("cannot take a frame")
+
+    recorder.renderer.subscribe("a broken listener", broken)
+    recorder.renderer.subscribe("the last listener", lambda t, screen, seen: heard.append(t))
+    recorder.handle([(channel.OUTPUT, t, f"line {n}\r\n".encode()) for n, t in enumerate((0.1, 0.2, 0.3), 1)])
+    recorder.finish()
+    assert heard == [0.1, 0.2, 0.3]
+    assert [line for line in reports if "broken" in line] == [
+        "supervise: a broken listener failed (cannot take a frame); the session goes on"]
+    assert (tmp_path / "s.log").read_text().splitlines() == ["line 1", "line 2", "line 3"]
+
+
+def test_the_events_a_frame_means_are_recorded_once_every_frame_subscriber_has_heard_it(tmp_path):
+    said: list[tuple] = []
+    log = open(tmp_path / "session.log", "w", encoding="utf-8")
+    r = Renderer(log, "avt", 60, 10, agent="claude", pattern_files=[], emit=lambda *e: said.append(("emitted", e[0], e[3])),
+                 fail=lambda where, exc: said.append(("FAILED", where, exc)), report=print, now=lambda: 0.0)
+
+    def first(t, screen, seen):
+        said.append(("first heard", t))
+        return [("limit_cleared", {"why": "working again"})]
+
+    r.subscribe("first", first)
+    r.subscribe("second", lambda t, screen, seen: said.append(("second heard", t)))
+    r.output(0.1, "working\r\n")
+    r.finish()
+    assert said == [("first heard", 0.1), ("second heard", 0.1), ("emitted", "limit_cleared", "screen")]
+
+
+def _pattern(event: str, regex: saferegex.Guarded) -> Pattern:
+    return Pattern("test", event, event, regex, "", "spec")
+
+
+def _set(*patterns: Pattern) -> PatternSet:
+    return PatternSet("test", "test", [], list(patterns), Path("test.toml"))
+
+
+class Paused(saferegex.Guarded):
+    """A pattern whose first search waits until it is told to go on: a frame mid-detection."""
+
+    def __init__(self, pattern: str):
+        super().__init__(pattern, name="paused")
+        self.inside, self.go = threading.Event(), threading.Event()
+
+    def search(self, text: str, pos: int = 0):
+        if not self.inside.is_set():
+            self.inside.set()
+            assert self.go.wait(10)
+        return super().search(text, pos)
+
+
+def test_a_context_and_new_patterns_handed_in_mid_frame_wait_for_the_frame_to_be_detected():
+    paused = Paused(r"Conversation compacted")
+    detector = Detector(_set(_pattern("compaction_finished", paused)))
+    detector._lock = lock = Contended()
+    given_before = detector.given
+    found: list = []
+    line = "✻ Conversation compacted"
+    render = threading.Thread(target=lambda: found.extend(detector.feed(1.0, [(0, line)], [line])))
+    render.start()
+    assert paused.inside.wait(10)  # the render thread is matching, under the detector's lock
+    newer = _set(_pattern("compaction_started", saferegex.compile(r"Compacting conversation")))
+    others = [threading.Thread(target=detector.add_given, args=("the session so far: ...",)),
+              threading.Thread(target=detector.set_patterns, args=(newer,))]
+    for thread in others:
+        thread.start()
+    assert lock.waiters.acquire(timeout=10) and lock.waiters.acquire(timeout=10)  # both wait for the lock
+    assert detector.given is given_before and detector.patterns is not newer
+    paused.go.set()
+    for thread in [render, *others]:
+        thread.join(10)
+    assert [d.kind for d in found] == ["compaction_finished"]  # the frame, detected whole with the old patterns
+    assert detector.patterns is newer and detector.given is not given_before
+    assert [d.kind for d in detector.feed(2.0, [(1, "✻ Compacting conversation…")], ["", "✻ Compacting conversation…"])] == [
+        "compaction_started"]
+
+
+def test_the_screen_read_from_another_thread_waits_for_the_slice_being_rendered():
+    log = TextLog(emulators.make("avt", 40, 5))
+    log.lock = lock = Contended()
+    feeding, go = threading.Event(), threading.Event()
+    real_feed = log.emu.feed
+
+    def slow_feed(text):
+        changed = real_feed(text)
+        feeding.set()
+        assert go.wait(10)
+        return changed
+
+    log.emu.feed = slow_feed
+    render = threading.Thread(target=log.feed, args=(0.1, "hello\r\nworld"))
+    render.start()
+    assert feeding.wait(10)  # the emulator has the text; the rows are not updated yet
+    read: list[list[str]] = []
+    reader = threading.Thread(target=lambda: read.append(log.row_texts()))
+    reader.start()
+    assert lock.waiters.acquire(timeout=10)  # the reader waits for the text log's lock
+    assert not read
+    go.set()
+    render.join(10)
+    reader.join(10)
+    assert read[0][:2] == ["hello", "world"]
