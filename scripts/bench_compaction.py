@@ -31,7 +31,12 @@ from supervisor.agent.loop import Agent  # noqa: E402
 from supervisor.agent.model import DEFAULT_AGENT_MODEL, Model  # noqa: E402
 from supervisor.store.database import Store  # noqa: E402
 
-MODES = {"none": ((), "off"), "masking only": (("mask",), "auto"), "summary only": (("summary",), "auto"), "both": (("mask", "summary"), "auto")}
+MODES = {
+    "none": ((), "off"),
+    "masking only": (("mask",), "auto"),
+    "summary only": (("summary",), "auto"),
+    "both": (("mask", "summary"), "auto"),
+}
 
 
 def run(mode: str, steps: int, limit: int) -> dict:
@@ -44,8 +49,17 @@ def run(mode: str, steps: int, limit: int) -> dict:
         api.ws = tmp / "ws"
         scripted.long_session(api, steps)
         model = Model(DEFAULT_AGENT_MODEL, api.url, "test-key", None, max_tokens=2000)
-        agent = Agent(Conversation(store, s["id"]), model, None, tmp / "ws", write=lambda text: None, max_steps=steps + 5,
-                      context_limit=limit, compaction=compaction, layers=layers)
+        agent = Agent(
+            Conversation(store, s["id"]),
+            model,
+            None,
+            tmp / "ws",
+            write=lambda text: None,
+            max_steps=steps + 5,
+            context_limit=limit,
+            compaction=compaction,
+            layers=layers,
+        )
         agent.run(scripted.REQUEST)
         requests = api.messages()
     sizes = [scripted.request_tokens(r) for r in requests]
@@ -54,8 +68,12 @@ def run(mode: str, steps: int, limit: int) -> dict:
     facts = [scripted.REQUEST] + [f"src/mod_{n}.py" for n in range(1, steps)]
     store.close()
     shutil.rmtree(tmp, ignore_errors=True)  # the session database (15 MB at 100 steps) would pile up in /tmp
-    return {"total": sum(sizes), "over": sum(size > limit for size in sizes), "summary_share": summary_tokens / max(1, sum(sizes)),
-            "recall": sum(f.replace("\n", "\\n") in final for f in facts) / len(facts)}
+    return {
+        "total": sum(sizes),
+        "over": sum(size > limit for size in sizes),
+        "summary_share": summary_tokens / max(1, sum(sizes)),
+        "recall": sum(f.replace("\n", "\\n") in final for f in facts) / len(facts),
+    }
 
 
 def main() -> None:
@@ -72,7 +90,15 @@ def main() -> None:
     for mode, r in results.items():
         print(f"| {mode} | {r['total']:,} | {r['total'] / base:.2f}x | {r['over']} | {r['recall']:.0%} | {r['summary_share']:.1%} |")
     if args.json:
-        print(json.dumps({"steps": args.steps, "limit": args.limit, "modes": {mode: {**r, "vs_none": r["total"] / base} for mode, r in results.items()}}))
+        print(
+            json.dumps(
+                {
+                    "steps": args.steps,
+                    "limit": args.limit,
+                    "modes": {mode: {**r, "vs_none": r["total"] / base} for mode, r in results.items()},
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -73,8 +73,27 @@ def run(rate_mb: float, seconds: float, tmp: Path) -> tuple[list[float], int]:
     pfile.write_text(PATTERNS)
     env = dict(os.environ, SUPERVISE_HOME=str(home), PYTHONPATH=str(ROOT))
     subprocess.run(
-        [sys.executable, "-m", "supervisor", "--agent", "bench", "--patterns", str(pfile), "--", sys.executable, "-c", CHILD, str(seconds), str(rate_mb), str(tmp / f"sent-{rate_mb}")],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "supervisor",
+            "--agent",
+            "bench",
+            "--patterns",
+            str(pfile),
+            "--",
+            sys.executable,
+            "-c",
+            CHILD,
+            str(seconds),
+            str(rate_mb),
+            str(tmp / f"sent-{rate_mb}"),
+        ],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     sent = int((tmp / f"sent-{rate_mb}").read_text() or 0)
     store = Store(home / "supervise.db")
@@ -100,11 +119,15 @@ def main() -> None:
         print(f"{'other output':<14} {'detected':>10} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
         for rate in (0.0, args.rate_mb):
             lat, sent = run(rate, args.seconds, tmp)
-            print(f"{rate:>8.0f} MB/s {len(lat):>4}/{sent:<5} {pct(lat, .5):>8.1f} {pct(lat, .99):>8.1f} {max(lat, default=float('nan')):>8.1f}")
+            print(
+                f"{rate:>8.0f} MB/s {len(lat):>4}/{sent:<5} {pct(lat, 0.5):>8.1f} {pct(lat, 0.99):>8.1f} {max(lat, default=float('nan')):>8.1f}"
+            )
             if os.environ.get("BENCH_VERBOSE"):
                 print("   ", [round(x) for x in lat])
-            figures = {"p50_ms": pct(lat, .5), "p99_ms": pct(lat, .99), "max_ms": max(lat, default=float("nan"))}
-            results["runs"].append({"rate_mb_s": rate, "detected": len(lat), "sent": sent, **{k: None if math.isnan(v) else v for k, v in figures.items()}})
+            figures = {"p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99), "max_ms": max(lat, default=float("nan"))}
+            results["runs"].append(
+                {"rate_mb_s": rate, "detected": len(lat), "sent": sent, **{k: None if math.isnan(v) else v for k, v in figures.items()}}
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:

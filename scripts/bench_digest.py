@@ -58,7 +58,17 @@ def main() -> None:
         tokens_in = d.tokens + overhead
         cost = cost_usd(model, tokens_in, OUTPUT_TOKENS)
         print(f"{mb:>5g}MB {elapsed:>6.2f}s {d.tokens:>6}/{args.budget:<7} {kept / len(planted):>6.0%} {tokens_in:>7} ${cost:.4f}")
-        results["sizes"].append({"mb": mb, "build_s": elapsed, "tokens": d.tokens, "facts": len(planted), "recall": kept / len(planted), "input_tokens": tokens_in, "cost_usd": cost})
+        results["sizes"].append(
+            {
+                "mb": mb,
+                "build_s": elapsed,
+                "tokens": d.tokens,
+                "facts": len(planted),
+                "recall": kept / len(planted),
+                "input_tokens": tokens_in,
+                "cost_usd": cost,
+            }
+        )
     full = cost_usd(model, args.budget + overhead, OUTPUT_TOKENS)
     print(f"worst case (a digest filling the whole budget): ${full:.4f} per summary")
     results["worst_case_cost_usd"] = full
@@ -73,7 +83,9 @@ def growing(count: int, budget: int) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "s.db")
         log = Path(tmp) / "session.log"
-        s = store.create_session(name=None, command="claude", argv=["claude"], agent="claude", cwd=tmp, pid=os.getpid(), parent_id=None, options={})
+        s = store.create_session(
+            name=None, command="claude", argv=["claude"], agent="claude", cwd=tmp, pid=os.getpid(), parent_id=None, options={}
+        )
         store.update_session(s["id"], log_path=str(log), cast_path=str(Path(tmp) / "none.cast"))
         settings = config.Settings(summary=config.Summary(budget=budget))
         print(f"\ngrowing session, a round after each 5 MB:\n{'log':>7} {'round':>7} {'whole-log digest':>17}")

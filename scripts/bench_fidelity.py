@@ -62,8 +62,17 @@ WIDTH = 100
 
 
 class Facts:
-    def __init__(self, request: str, turns: list[str], files: list[str], decisions: list[tuple[str, str]],
-                 error: str, fix: str, pending: list[str], segment_of: dict[str, int]):
+    def __init__(
+        self,
+        request: str,
+        turns: list[str],
+        files: list[str],
+        decisions: list[tuple[str, str]],
+        error: str,
+        fix: str,
+        pending: list[str],
+        segment_of: dict[str, int],
+    ):
         self.request, self.turns = request, turns
         self.items = [
             *((f"file {i + 1}", "relevant_files", (f,)) for i, f in enumerate(files)),
@@ -81,17 +90,35 @@ class Facts:
 
 SYNTH = Facts(
     request="add CSV export to the invoice report and keep the PDF export working",
-    turns=["now stream the rows to the file instead of building the whole list in memory",
-           "add a --since filter to the export command",
-           "write the docs for the CSV format"],
-    files=["src/invoices/export_csv.py", "src/invoices/report.py", "tests/test_export_csv.py",
-           "src/invoices/stream.py", "docs/csv_format.md"],
+    turns=[
+        "now stream the rows to the file instead of building the whole list in memory",
+        "add a --since filter to the export command",
+        "write the docs for the CSV format",
+    ],
+    files=[
+        "src/invoices/export_csv.py",
+        "src/invoices/report.py",
+        "tests/test_export_csv.py",
+        "src/invoices/stream.py",
+        "docs/csv_format.md",
+    ],
     decisions=[("csv.dictwriter", "new dependency"), ("batches of 500", "past 2 gb")],
     error="keyerror: 'currency'",
     fix="default to the account's currency",
     pending=["validate the currency codes against iso 4217", "progress bar for exports over 10,000 rows"],
-    segment_of={"file 1": 1, "file 2": 1, "file 3": 1, "decision 1": 1, "error": 1, "fix": 1,
-                "file 4": 2, "decision 2": 2, "pending 1": 2, "file 5": 3, "pending 2": 3},
+    segment_of={
+        "file 1": 1,
+        "file 2": 1,
+        "file 3": 1,
+        "decision 1": 1,
+        "error": 1,
+        "fix": 1,
+        "file 4": 2,
+        "decision 2": 2,
+        "pending 1": 2,
+        "file 5": 3,
+        "pending 2": 3,
+    },
 )
 
 # The demo agent's scripted first part plants the first segment's facts (supervisor/cli/demo_agent.py).
@@ -118,8 +145,12 @@ DEMO = Facts(
 
 # supervise's own wording: the template's sentences and headings, and the line an echo becomes
 OWN_LINES = [l for l in re.sub(r"\$\w+", "\n", schema.DEFAULT_TEMPLATE).splitlines() if len(echoes.normalize(l)) >= 8]
-OWN_PIECES = {p for l in [*OWN_LINES, echoes.MARK] for n in [echoes.normalize(l)]
-              for p in ({n} if len(n) < 16 else {n[i:i + 16] for i in range(len(n) - 15)})}
+OWN_PIECES = {
+    p
+    for l in [*OWN_LINES, echoes.MARK]
+    for n in [echoes.normalize(l)]
+    for p in ({n} if len(n) < 16 else {n[i : i + 16] for i in range(len(n) - 15)})
+}
 
 
 def echoed(context: dict) -> list[str]:
@@ -134,8 +165,7 @@ def echoed(context: dict) -> list[str]:
 
 def score(context: dict, facts: Facts, segment: int) -> dict:
     """Each fact planted by `segment`: kept in its field or not; and the echoes."""
-    out = {"request": context.get("original_request") == facts.request,
-           "latest": context.get("latest_request") == facts.latest(segment)}
+    out = {"request": context.get("original_request") == facts.request, "latest": context.get("latest_request") == facts.latest(segment)}
     for name, field, keys in facts.items:
         if facts.segment_of[name] <= segment:
             out[name] = any(all(k in item.lower() for k in keys) for item in context.get(field, []))
@@ -191,42 +221,81 @@ def faithful(request) -> dict:
 def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     out: list[str] = []
     for paragraph in text.split("\n"):
-        out.extend(textwrap.wrap(paragraph, width - len(rest), initial_indent=first if not out else rest,
-                                 subsequent_indent=rest) or [rest.rstrip()])
+        out.extend(
+            textwrap.wrap(paragraph, width - len(rest), initial_indent=first if not out else rest, subsequent_indent=rest)
+            or [rest.rstrip()]
+        )
     return out
 
 
 class Claude:
     name = "claude"
 
-    def user(self, t): return ["", "❯ " + t]
-    def read(self, p, n): return [f"● Read({p})", f"  ⎿  Read {n} lines"]
-    def edit(self, p): return [f"● Update({p})", f"  ⎿  Updated {p} with 14 additions and 3 removals"]
-    def write(self, p): return [f"● Write({p})", f"  ⎿  Wrote 48 lines to {p}"]
-    def run(self, cmd, out): return [f"● Bash({cmd})", *(("  ⎿  " if i == 0 else "     ") + l for i, l in enumerate(out))]
-    def say(self, t): return wrap(t, WIDTH, "● ", "  ")
-    def todo(self, done, pending): return ["● Update Todos", *(("  ⎿  " if i == 0 else "     ") + l for i, l in
-                                           enumerate([f"☒ {d}" for d in done] + [f"☐ {p}" for p in pending]))]
-    def compaction(self): return ["✻ Compacting conversation… (14s · ↓ 3.1k tokens)", "⎿  Compacted (ctrl+o to see full summary)"]
+    def user(self, t):
+        return ["", "❯ " + t]
+
+    def read(self, p, n):
+        return [f"● Read({p})", f"  ⎿  Read {n} lines"]
+
+    def edit(self, p):
+        return [f"● Update({p})", f"  ⎿  Updated {p} with 14 additions and 3 removals"]
+
+    def write(self, p):
+        return [f"● Write({p})", f"  ⎿  Wrote 48 lines to {p}"]
+
+    def run(self, cmd, out):
+        return [f"● Bash({cmd})", *(("  ⎿  " if i == 0 else "     ") + l for i, l in enumerate(out))]
+
+    def say(self, t):
+        return wrap(t, WIDTH, "● ", "  ")
+
+    def todo(self, done, pending):
+        return [
+            "● Update Todos",
+            *(("  ⎿  " if i == 0 else "     ") + l for i, l in enumerate([f"☒ {d}" for d in done] + [f"☐ {p}" for p in pending])),
+        ]
+
+    def compaction(self):
+        return ["✻ Compacting conversation… (14s · ↓ 3.1k tokens)", "⎿  Compacted (ctrl+o to see full summary)"]
 
     def echo(self, prompt):
         lines = prompt.count("\n") + 1
-        return [f"❯ [Pasted text #1 +{lines} lines]", *wrap(prompt, WIDTH, "❯ ", "  "),
-                *wrap("Reply to: " + prompt.split("\n")[0], WIDTH, "● ", "  ")[:2]]
+        return [
+            f"❯ [Pasted text #1 +{lines} lines]",
+            *wrap(prompt, WIDTH, "❯ ", "  "),
+            *wrap("Reply to: " + prompt.split("\n")[0], WIDTH, "● ", "  ")[:2],
+        ]
 
 
 class Codex:
     name = "codex"
 
-    def user(self, t): return ["› " + t]
-    def read(self, p, n): return ["• Explored", f"  └ Read {Path(p).name}"]
-    def edit(self, p): return [f"• Edited {p} (+14 -3)"]
-    def write(self, p): return [f"• Added {p} (+48 -0)"]
-    def run(self, cmd, out): return [f"• Ran {cmd}", *(("  └ " if i == 0 else "    ") + l for i, l in enumerate(out))]
-    def say(self, t): return wrap(t, WIDTH, "• ", "  ")
-    def todo(self, done, pending): return ["• Updated Plan", *(("  └ " if i == 0 else "    ") + l for i, l in
-                                           enumerate([f"✔ {d}" for d in done] + [f"□ {p}" for p in pending]))]
-    def compaction(self): return ["• Compacting context (5s • esc to interrupt)", "• Context compacted"]
+    def user(self, t):
+        return ["› " + t]
+
+    def read(self, p, n):
+        return ["• Explored", f"  └ Read {Path(p).name}"]
+
+    def edit(self, p):
+        return [f"• Edited {p} (+14 -3)"]
+
+    def write(self, p):
+        return [f"• Added {p} (+48 -0)"]
+
+    def run(self, cmd, out):
+        return [f"• Ran {cmd}", *(("  └ " if i == 0 else "    ") + l for i, l in enumerate(out))]
+
+    def say(self, t):
+        return wrap(t, WIDTH, "• ", "  ")
+
+    def todo(self, done, pending):
+        return [
+            "• Updated Plan",
+            *(("  └ " if i == 0 else "    ") + l for i, l in enumerate([f"✔ {d}" for d in done] + [f"□ {p}" for p in pending])),
+        ]
+
+    def compaction(self):
+        return ["• Compacting context (5s • esc to interrupt)", "• Context compacted"]
 
     def echo(self, prompt):
         history = wrap(prompt, WIDTH, "› ", "  ")
@@ -237,64 +306,122 @@ class Codex:
 class Gemini:
     name = "gemini"
 
-    def box(self, lines): return ["╭" + "─" * (WIDTH - 2) + "╮", *("│ " + l.ljust(WIDTH - 4) + " │" for l in lines), "╰" + "─" * (WIDTH - 2) + "╯"]
-    def user(self, t): return ["▄" * WIDTH, " > " + t, "▀" * WIDTH]
-    def read(self, p, n): return self.box([f"✓  ReadFile {p}"])
-    def edit(self, p): return self.box([f"✓  Edit {p}: 14 lines changed"])
-    def write(self, p): return self.box([f"✓  WriteFile Writing to {p}"])
-    def run(self, cmd, out): return self.box([f"✓  Shell {cmd}", "", *out])
-    def say(self, t): return wrap(t, WIDTH, "✦ ", "  ")
-    def todo(self, done, pending): return self.box(["✓  WriteTodos", *(f"  ✓ {d}" for d in done), *(f"  ☐ {p}" for p in pending)])
-    def compaction(self): return [" ⠼ Compressing chat history", "✦ Chat history compressed from 52120 to 4201 tokens."]
+    def box(self, lines):
+        return ["╭" + "─" * (WIDTH - 2) + "╮", *("│ " + l.ljust(WIDTH - 4) + " │" for l in lines), "╰" + "─" * (WIDTH - 2) + "╯"]
+
+    def user(self, t):
+        return ["▄" * WIDTH, " > " + t, "▀" * WIDTH]
+
+    def read(self, p, n):
+        return self.box([f"✓  ReadFile {p}"])
+
+    def edit(self, p):
+        return self.box([f"✓  Edit {p}: 14 lines changed"])
+
+    def write(self, p):
+        return self.box([f"✓  WriteFile Writing to {p}"])
+
+    def run(self, cmd, out):
+        return self.box([f"✓  Shell {cmd}", "", *out])
+
+    def say(self, t):
+        return wrap(t, WIDTH, "✦ ", "  ")
+
+    def todo(self, done, pending):
+        return self.box(["✓  WriteTodos", *(f"  ✓ {d}" for d in done), *(f"  ☐ {p}" for p in pending)])
+
+    def compaction(self):
+        return [" ⠼ Compressing chat history", "✦ Chat history compressed from 52120 to 4201 tokens."]
 
     def echo(self, prompt):
-        return ["▄" * WIDTH, *wrap(prompt, WIDTH, " > ", "   "), "▀" * WIDTH,
-                *wrap("Reply to: " + prompt.split("\n")[0], WIDTH, "✦ ", "  ")[:2]]
+        return [
+            "▄" * WIDTH,
+            *wrap(prompt, WIDTH, " > ", "   "),
+            "▀" * WIDTH,
+            *wrap("Reply to: " + prompt.split("\n")[0], WIDTH, "✦ ", "  ")[:2],
+        ]
 
 
 class OpenCode:
     name = "opencode"
 
-    def user(self, t): return ["  ┃", "  ┃  " + t, "  ┃"]
-    def read(self, p, n): return [f"     → Read {p}"]
-    def edit(self, p): return [f"     ← Edit {p}"]
-    def write(self, p): return [f"     ← Write {p}"]
+    def user(self, t):
+        return ["  ┃", "  ┃  " + t, "  ┃"]
+
+    def read(self, p, n):
+        return [f"     → Read {p}"]
+
+    def edit(self, p):
+        return [f"     ← Edit {p}"]
+
+    def write(self, p):
+        return [f"     ← Write {p}"]
+
     # as recorded (tests/fixtures/opencode/1.18.33/permission-bash): the output right under the command
-    def run(self, cmd, out): return ["  ┃", f"  ┃  $ {cmd}", *("  ┃  " + l for l in out), "  ┃"]
-    def say(self, t): return wrap(t, WIDTH, "     ", "     ")
-    def todo(self, done, pending): return ["     # Todos", *(f"     [✓] {d}" for d in done), *(f"     [ ] {p}" for p in pending)]
-    def compaction(self): return ["     Goal", "     Continue the invoice export work.", "     ▣  Compaction · Claude Sonnet 4.5 (latest) · 3.5s"]
+    def run(self, cmd, out):
+        return ["  ┃", f"  ┃  $ {cmd}", *("  ┃  " + l for l in out), "  ┃"]
+
+    def say(self, t):
+        return wrap(t, WIDTH, "     ", "     ")
+
+    def todo(self, done, pending):
+        return ["     # Todos", *(f"     [✓] {d}" for d in done), *(f"     [ ] {p}" for p in pending)]
+
+    def compaction(self):
+        return ["     Goal", "     Continue the invoice export work.", "     ▣  Compaction · Claude Sonnet 4.5 (latest) · 3.5s"]
 
     def echo(self, prompt):
         lines = prompt.count("\n") + 1
-        return [f"  ┃  [Pasted ~{lines} lines]", "  ┃", *("  ┃  " + l for l in wrap(prompt, WIDTH - 5)), "  ┃",
-                "     Reply to: " + prompt.split("\n")[-1], "     ▣  Build · Claude Sonnet 4.5 (latest) · 3.1s"]
+        return [
+            f"  ┃  [Pasted ~{lines} lines]",
+            "  ┃",
+            *("  ┃  " + l for l in wrap(prompt, WIDTH - 5)),
+            "  ┃",
+            "     Reply to: " + prompt.split("\n")[-1],
+            "     ▣  Build · Claude Sonnet 4.5 (latest) · 3.1s",
+        ]
 
 
 class Aider:
     name = "aider"
 
-    def user(self, t): return ["─" * WIDTH, "> " + t, ""]
-    def read(self, p, n): return [f"Added {p} to the chat"]
-    def edit(self, p): return [f"Applied edit to {p}"]
-    def write(self, p): return [f"Applied edit to {p}", f"Commit 3f2a9c1 feat: add {Path(p).name}"]
-    def run(self, cmd, out): return ["```bash", cmd, "```", "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: y", f"Running {cmd}", *out]
-    def say(self, t): return wrap(t, WIDTH)
-    def todo(self, done, pending): return [f"TODO: {p}" for p in pending]
-    def compaction(self): return ["Starting to summarize chat history.", "> Finished summarizing chat history."]
+    def user(self, t):
+        return ["─" * WIDTH, "> " + t, ""]
+
+    def read(self, p, n):
+        return [f"Added {p} to the chat"]
+
+    def edit(self, p):
+        return [f"Applied edit to {p}"]
+
+    def write(self, p):
+        return [f"Applied edit to {p}", f"Commit 3f2a9c1 feat: add {Path(p).name}"]
+
+    def run(self, cmd, out):
+        return ["```bash", cmd, "```", "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: y", f"Running {cmd}", *out]
+
+    def say(self, t):
+        return wrap(t, WIDTH)
+
+    def todo(self, done, pending):
+        return [f"TODO: {p}" for p in pending]
+
+    def compaction(self):
+        return ["Starting to summarize chat history.", "> Finished summarizing chat history."]
 
     def echo(self, prompt):
         # prompt_toolkit wraps a long line by characters at the window's width, each row "> "
         rows = []
         for line in prompt.split("\n"):
-            rows.extend(["> " + line[i:i + WIDTH - 2] for i in range(0, max(1, len(line)), WIDTH - 2)])
+            rows.extend(["> " + line[i : i + WIDTH - 2] for i in range(0, max(1, len(line)), WIDTH - 2)])
         return ["─" * WIDTH, *rows, "", "Reply to: " + prompt.split("\n")[0][:80], ""]
 
 
 DRAWERS = {d.name: d for d in (Claude(), Codex(), Gemini(), OpenCode(), Aider())}
 
-NOISE_FILES = [f"src/invoices/{w}.py" for w in ("models", "db", "pdf", "totals", "currency", "templates", "settings", "cli")] + \
-              [f"tests/test_{w}.py" for w in ("models", "pdf", "totals", "cli")]
+NOISE_FILES = [f"src/invoices/{w}.py" for w in ("models", "db", "pdf", "totals", "currency", "templates", "settings", "cli")] + [
+    f"tests/test_{w}.py" for w in ("models", "pdf", "totals", "cli")
+]
 WORDS = "alpha beta gamma delta ledger batch queue worker cache index token stream buffer parser".split()
 
 
@@ -308,15 +435,22 @@ def noise(a, kb: int, rnd: random.Random) -> list[str]:
         if kind == 0:
             block = a.read(rnd.choice(NOISE_FILES), rnd.randint(20, 400))
         elif kind == 1:
-            tests = [f"tests/test_{rnd.choice(WORDS)}.py::test_{rnd.choice(WORDS)}_{rnd.randint(1, 99)} PASSED" for _ in range(rnd.randint(5, 25))]
+            tests = [
+                f"tests/test_{rnd.choice(WORDS)}.py::test_{rnd.choice(WORDS)}_{rnd.randint(1, 99)} PASSED"
+                for _ in range(rnd.randint(5, 25))
+            ]
             if rnd.random() < 0.2:
                 tests.append("FAILED tests/test_legacy.py::test_flaky_network - TimeoutError")
-            block = a.run("pytest -q -k " + rnd.choice(WORDS), tests + [f"{len(tests)} passed in {rnd.randint(1, 9)}.{rnd.randint(10, 99)}s"])
+            block = a.run(
+                "pytest -q -k " + rnd.choice(WORDS), tests + [f"{len(tests)} passed in {rnd.randint(1, 9)}.{rnd.randint(10, 99)}s"]
+            )
         elif kind == 2:
             block = a.say(" ".join(rnd.choice(WORDS) for _ in range(rnd.randint(8, 30))))
         else:
-            block = a.run(f"python -m invoices.cli report --customer {rnd.randint(100, 999)}",
-                          [f"{rnd.choice(WORDS)} {rnd.randint(1, 9999)} rows {rnd.choice(WORDS)} ok" for _ in range(rnd.randint(3, 12))])
+            block = a.run(
+                f"python -m invoices.cli report --customer {rnd.randint(100, 999)}",
+                [f"{rnd.choice(WORDS)} {rnd.randint(1, 9999)} rows {rnd.choice(WORDS)} ok" for _ in range(rnd.randint(3, 12))],
+            )
         out.extend(block)
         size += sum(len(l) + 1 for l in block)
     return out
@@ -326,26 +460,41 @@ def segments(a, kb: int, rnd: random.Random) -> list[list[str]]:
     """The session's four parts: up to each compaction's start, then after the last."""
     f = SYNTH
     half = max(1, kb // 2)
-    one = [*a.user(f.request), *noise(a, half, rnd),
-           *a.write("src/invoices/export_csv.py"),
-           *a.say("I'll use csv.DictWriter instead of pandas because the service must not gain a new dependency."),
-           *noise(a, half, rnd),
-           *a.edit("src/invoices/report.py"), *a.write("tests/test_export_csv.py"),
-           *a.run("pytest -q tests/test_export_csv.py", ["F..", "KeyError: 'currency' in src/invoices/export_csv.py line 42", "1 failed, 2 passed in 0.41s"]),
-           *a.edit("src/invoices/export_csv.py"),
-           *a.say("Fixed: rows without a currency now default to the account's currency; tests/test_export_csv.py now passes."),
-           *noise(a, half, rnd)]
-    two = [*a.user(f.turns[0]), *noise(a, half, rnd),
-           *a.write("src/invoices/stream.py"),
-           *a.say("Decided to write the rows in batches of 500 because memory grew past 2 GB on the largest customer."),
-           *noise(a, half, rnd),
-           *a.todo(["stream the rows to the file"], ["validate the currency codes against ISO 4217"]),
-           *noise(a, half // 2, rnd)]
-    three = [*a.user(f.turns[1]), *noise(a, half, rnd),
-             *a.edit("src/invoices/report.py"), *a.write("docs/csv_format.md"),
-             *a.todo(["the --since filter"], ["validate the currency codes against ISO 4217",
-                                              "show a progress bar for exports over 10,000 rows"]),
-             *noise(a, half, rnd)]
+    one = [
+        *a.user(f.request),
+        *noise(a, half, rnd),
+        *a.write("src/invoices/export_csv.py"),
+        *a.say("I'll use csv.DictWriter instead of pandas because the service must not gain a new dependency."),
+        *noise(a, half, rnd),
+        *a.edit("src/invoices/report.py"),
+        *a.write("tests/test_export_csv.py"),
+        *a.run(
+            "pytest -q tests/test_export_csv.py",
+            ["F..", "KeyError: 'currency' in src/invoices/export_csv.py line 42", "1 failed, 2 passed in 0.41s"],
+        ),
+        *a.edit("src/invoices/export_csv.py"),
+        *a.say("Fixed: rows without a currency now default to the account's currency; tests/test_export_csv.py now passes."),
+        *noise(a, half, rnd),
+    ]
+    two = [
+        *a.user(f.turns[0]),
+        *noise(a, half, rnd),
+        *a.write("src/invoices/stream.py"),
+        *a.say("Decided to write the rows in batches of 500 because memory grew past 2 GB on the largest customer."),
+        *noise(a, half, rnd),
+        *a.todo(["stream the rows to the file"], ["validate the currency codes against ISO 4217"]),
+        *noise(a, half // 2, rnd),
+    ]
+    three = [
+        *a.user(f.turns[1]),
+        *noise(a, half, rnd),
+        *a.edit("src/invoices/report.py"),
+        *a.write("docs/csv_format.md"),
+        *a.todo(
+            ["the --since filter"], ["validate the currency codes against ISO 4217", "show a progress bar for exports over 10,000 rows"]
+        ),
+        *noise(a, half, rnd),
+    ]
     four = [*a.user(f.turns[2]), *noise(a, half // 2, rnd), *a.edit("docs/csv_format.md")]
     return [one, two, three, four]
 
@@ -366,7 +515,9 @@ def synthetic(agent: str, backend: str, url: str | None, kb: int, home: Path) ->
     store = Store(home / f"{agent}-{backend}.db")
     log = home / f"{agent}-{backend}.log"
     log.write_text("")
-    s = store.create_session(name=None, command=agent, argv=[agent], agent=agent, cwd=str(home), pid=os.getpid(), parent_id=None, options={})
+    s = store.create_session(
+        name=None, command=agent, argv=[agent], agent=agent, cwd=str(home), pid=os.getpid(), parent_id=None, options={}
+    )
     store.update_session(s["id"], log_path=str(log), cast_path=str(home / "none.cast"))
     pattern_set = patterns.select(patterns.load_all([], env={}), agent)
     settings = settings_for(backend, url)
@@ -391,8 +542,15 @@ def synthetic(agent: str, backend: str, url: str | None, kb: int, home: Path) ->
 def result(agent: str, backend: str, row: dict, facts: Facts, segment: int, latest_of: int) -> dict:
     scored = score(row["context"], facts, segment)
     scored["facts"]["latest"] = row["context"].get("latest_request") == facts.latest(latest_of)
-    return {"agent": agent, "backend": backend, "round": row["round"], "trigger": row["trigger"], "source": row["source"],
-            "error": row["error"], **scored}
+    return {
+        "agent": agent,
+        "backend": backend,
+        "round": row["round"],
+        "trigger": row["trigger"],
+        "source": row["source"],
+        "error": row["error"],
+        **scored,
+    }
 
 
 def demo(backend: str, url: str | None, home: Path) -> list[dict]:
@@ -443,9 +601,15 @@ def demo(backend: str, url: str | None, home: Path) -> list[dict]:
 
 # --- the table --------------------------------------------------------------------------------
 
-COLUMNS = [("req", ("request",)), ("latest", ("latest",)), ("files", tuple(f"file {i}" for i in range(1, 6))),
-           ("decisions", ("decision 1", "decision 2")), ("error", ("error",)), ("fix", ("fix",)),
-           ("pending", ("pending 1", "pending 2"))]
+COLUMNS = [
+    ("req", ("request",)),
+    ("latest", ("latest",)),
+    ("files", tuple(f"file {i}" for i in range(1, 6))),
+    ("decisions", ("decision 1", "decision 2")),
+    ("error", ("error",)),
+    ("fix", ("fix",)),
+    ("pending", ("pending 1", "pending 2")),
+]
 
 
 def cell(facts: dict, names: tuple) -> str:
@@ -515,20 +679,29 @@ def main() -> int:
         results = [r for b in BACKENDS for r in demos.get(b, [])] + results
     took = time.monotonic() - began
 
-    header = f"{'agent':<9} {'round':>5} {'trigger':<19} {'backend':<9} " + " ".join(f"{c:>9}" for c, _ in COLUMNS) + f" {'echoes':>6} {'score':>6}"
+    header = (
+        f"{'agent':<9} {'round':>5} {'trigger':<19} {'backend':<9} "
+        + " ".join(f"{c:>9}" for c, _ in COLUMNS)
+        + f" {'echoes':>6} {'score':>6}"
+    )
     print(header)
     for agent in agents:
         for r in sorted((r for r in results if r["agent"] == agent), key=lambda r: (r["round"], BACKENDS.index(r["backend"]))):
             kept = sum(r["facts"].values())
             backend = r["backend"] if r["source"] == "model" or r["backend"] == "heuristic" else f"{r['backend']}!"
-            print(f"{agent:<9} {r['round']:>5} {r['trigger']:<19} {backend:<9} " + " ".join(f"{cell(r['facts'], names):>9}" for _, names in COLUMNS)
-                  + f" {len(r['echoes']):>6} {kept / len(r['facts']):>6.0%}")
+            print(
+                f"{agent:<9} {r['round']:>5} {r['trigger']:<19} {backend:<9} "
+                + " ".join(f"{cell(r['facts'], names):>9}" for _, names in COLUMNS)
+                + f" {len(r['echoes']):>6} {kept / len(r['facts']):>6.0%}"
+            )
     figures = summary(results)
     print()
     for backend, s in figures.items():
         met = s["request_pct"] == 1 and s["facts_pct"] >= 0.95 and s["echoes"] == 0
-        print(f"{backend}: request verbatim {s['request_pct']:.0%} (target 100%), facts {s['facts_pct']:.1%} of {s['facts']} "
-              f"(target >= 95%), echoes {s['echoes']} (target 0), {s['rounds']} rounds: {'met' if met else 'NOT MET'}")
+        print(
+            f"{backend}: request verbatim {s['request_pct']:.0%} (target 100%), facts {s['facts_pct']:.1%} of {s['facts']} "
+            f"(target >= 95%), echoes {s['echoes']} (target 0), {s['rounds']} rounds: {'met' if met else 'NOT MET'}"
+        )
         if s["lost"]:
             print("  lost (rounds): " + ", ".join(f"{k} ({v})" for k, v in sorted(s["lost"].items())))
     print(f"({took:.0f} s; '!' marks a round the api backend gave to the heuristic)")

@@ -31,6 +31,7 @@ from agentdriver import CLAUDE_IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_en
 from fakeapi import FakeAnthropic  # noqa: E402
 from procs import cpu_seconds, descendants, is_recorder  # noqa: E402
 
+
 def measure(screen: Screen, seconds: float, supervised: bool) -> tuple[float, float]:
     """(% of a core used by supervise's processes, by the agent's) over `seconds`."""
     root = screen.child.pid
@@ -49,7 +50,9 @@ def measure(screen: Screen, seconds: float, supervised: bool) -> tuple[float, fl
     return pct(ours), pct(theirs)
 
 
-def idle_cost(agent_argv: list[str], options: list[str], env: dict, cwd: Path, drive, seconds: float, supervised: bool) -> tuple[float, float]:
+def idle_cost(
+    agent_argv: list[str], options: list[str], env: dict, cwd: Path, drive, seconds: float, supervised: bool
+) -> tuple[float, float]:
     """Start the agent (under supervise with `options`, or bare), drive it to idle, measure."""
     if supervised:
         screen = Screen([*options, "--", *agent_argv], env, cwd)

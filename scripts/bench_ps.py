@@ -53,8 +53,17 @@ def start_sessions(n: int, env: dict) -> list[pexpect.spawn]:
     agent = [sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more"]
     children = []
     for _ in range(n):
-        children.append(pexpect.spawn(SUPERVISE, ["run", "--agent", "demo", "--", *agent], env=env, encoding="utf-8",
-                                      codec_errors="replace", timeout=120, dimensions=(40, 120)))
+        children.append(
+            pexpect.spawn(
+                SUPERVISE,
+                ["run", "--agent", "demo", "--", *agent],
+                env=env,
+                encoding="utf-8",
+                codec_errors="replace",
+                timeout=120,
+                dimensions=(40, 120),
+            )
+        )
     for c in children:
         c.expect_exact("demo: done: --json added and tested.")
         c.expect_exact("demo› ")
@@ -92,16 +101,27 @@ def main() -> None:
         listing, _ = timed(["sessions"], env, args.runs)
         stop(children)
         children = []
-        sid = json.loads(subprocess.run([SUPERVISE, "sessions", "--json", "-n", "1"], env=env, capture_output=True, text=True).stdout)[0]["id"]
+        sid = json.loads(subprocess.run([SUPERVISE, "sessions", "--json", "-n", "1"], env=env, capture_output=True, text=True).stdout)[0][
+            "id"
+        ]
         each = {f"{command} ID": timed([command, sid], env, args.runs)[0] for command in ("show", "context", "export")}
         print(f"{running} sessions running, {args.history} finished; median of {args.runs} runs, each a new process (target < 150 ms):")
         print(f"  supervise --version        {startup:7.1f} ms (start-up alone)")
         for name, figure in {"ps --json": ps, "sessions": listing, **each}.items():
             print(f"  supervise {name:<16} {figure:7.1f} ms ({figure / startup:.2f}x start-up)")
         if args.json:
-            print(json.dumps({"running": running, "history": args.history, "startup_ms": round(startup, 1),
-                              "ps_ms": round(ps, 1), "sessions_ms": round(listing, 1),
-                              "commands_ms": {name: round(figure, 1) for name, figure in each.items()}}))
+            print(
+                json.dumps(
+                    {
+                        "running": running,
+                        "history": args.history,
+                        "startup_ms": round(startup, 1),
+                        "ps_ms": round(ps, 1),
+                        "sessions_ms": round(listing, 1),
+                        "commands_ms": {name: round(figure, 1) for name, figure in each.items()},
+                    }
+                )
+            )
     finally:
         stop(children)
         shutil.rmtree(base, ignore_errors=True)

@@ -139,10 +139,26 @@ def bench_throughput(mb: int, rounds: int, env: dict) -> dict:
         print(f"\n## throughput: cat of {size / 1e6:.0f} MB, {COLS}x{ROWS}, best of {rounds} (timed from the first byte)")
         print(f"{'case':<14} {'passthrough':>12} {'MB/s':>8} {'vs bare':>8} {'start-up':>9} {'exit after':>11} {'peak RSS':>9}")
         for name, (pt, startup, total, rss) in best.items():
-            print(f"{name:<14} {pt:>11.2f}s {size / 1e6 / pt:>8.0f} {base / pt:>7.2f}x {startup * 1000:>7.0f}ms {total:>10.2f}s {rss / 1024:>7.0f}MB")
-        return {"mb": size / 1e6, "rounds": rounds, "cols": COLS, "rows": ROWS, "cases": {
-            name: {"seconds": pt, "mb_s": size / 1e6 / pt, "vs_bare": base / pt, "startup_ms": startup * 1000, "exit_after_s": total, "peak_rss_mb": rss / 1024}
-            for name, (pt, startup, total, rss) in best.items()}}
+            print(
+                f"{name:<14} {pt:>11.2f}s {size / 1e6 / pt:>8.0f} {base / pt:>7.2f}x {startup * 1000:>7.0f}ms {total:>10.2f}s {rss / 1024:>7.0f}MB"
+            )
+        return {
+            "mb": size / 1e6,
+            "rounds": rounds,
+            "cols": COLS,
+            "rows": ROWS,
+            "cases": {
+                name: {
+                    "seconds": pt,
+                    "mb_s": size / 1e6 / pt,
+                    "vs_bare": base / pt,
+                    "startup_ms": startup * 1000,
+                    "exit_after_s": total,
+                    "peak_rss_mb": rss / 1024,
+                }
+                for name, (pt, startup, total, rss) in best.items()
+            },
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -204,11 +220,15 @@ def bench_latency(keys: int, env: dict) -> dict:
     sup = echo_latencies([*SUPERVISE, "--", *child], keys, env)
     print(f"\n## keystroke echo latency, {keys} keys, raw-mode cat")
     print(f"{'case':<12} {'p50 ms':>8} {'p99 ms':>8}")
-    print(f"{'no wrapper':<12} {pct(bare, .5):>8.3f} {pct(bare, .99):>8.3f}")
-    print(f"{'supervise':<12} {pct(sup, .5):>8.3f} {pct(sup, .99):>8.3f}")
-    print(f"added: p50 {pct(sup, .5) - pct(bare, .5):.3f} ms (target < 0.5), p99 {pct(sup, .99) - pct(bare, .99):.3f} ms (target < 2)")
-    return {"keys": keys, "bare": {"p50_ms": pct(bare, .5), "p99_ms": pct(bare, .99)}, "supervise": {"p50_ms": pct(sup, .5), "p99_ms": pct(sup, .99)},
-            "added": {"p50_ms": pct(sup, .5) - pct(bare, .5), "p99_ms": pct(sup, .99) - pct(bare, .99)}}
+    print(f"{'no wrapper':<12} {pct(bare, 0.5):>8.3f} {pct(bare, 0.99):>8.3f}")
+    print(f"{'supervise':<12} {pct(sup, 0.5):>8.3f} {pct(sup, 0.99):>8.3f}")
+    print(f"added: p50 {pct(sup, 0.5) - pct(bare, 0.5):.3f} ms (target < 0.5), p99 {pct(sup, 0.99) - pct(bare, 0.99):.3f} ms (target < 2)")
+    return {
+        "keys": keys,
+        "bare": {"p50_ms": pct(bare, 0.5), "p99_ms": pct(bare, 0.99)},
+        "supervise": {"p50_ms": pct(sup, 0.5), "p99_ms": pct(sup, 0.99)},
+        "added": {"p50_ms": pct(sup, 0.5) - pct(bare, 0.5), "p99_ms": pct(sup, 0.99) - pct(bare, 0.99)},
+    }
 
 
 def bench_idle(env: dict, seconds: float = 5.0) -> dict:

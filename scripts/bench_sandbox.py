@@ -53,7 +53,11 @@ class InstantModel:
     def step(self, system, tool_defs, messages, on_text):
         self.n += 1
         if self.n % 2:
-            return Step([{"type": "tool_use", "id": f"t{self.n}", "name": "list_directory", "input": {}}], {"input_tokens": 100, "output_tokens": 10}, "tool_use")
+            return Step(
+                [{"type": "tool_use", "id": f"t{self.n}", "name": "list_directory", "input": {}}],
+                {"input_tokens": 100, "output_tokens": 10},
+                "tool_use",
+            )
         return Step([{"type": "text", "text": "done"}], {"input_tokens": 120, "output_tokens": 5}, "end_turn")
 
 
@@ -72,7 +76,12 @@ def main() -> None:
         try:
             rows = [
                 ("plain subprocess (host)", timed(lambda: subprocess.run(["sh", "-c", "echo hi"], capture_output=True), args.calls)),
-                ("docker exec (CLI)", timed(lambda: subprocess.run(["docker", "exec", box.container.id, "sh", "-c", "echo hi"], capture_output=True), args.calls)),
+                (
+                    "docker exec (CLI)",
+                    timed(
+                        lambda: subprocess.run(["docker", "exec", box.container.id, "sh", "-c", "echo hi"], capture_output=True), args.calls
+                    ),
+                ),
                 ("Sandbox.exec (SDK)", timed(lambda: box.exec("echo hi", 10), args.calls)),
                 ("execute_command tool", timed(lambda: tools.execute_command(box, "echo hi", 10), args.calls)),
             ]
@@ -92,14 +101,30 @@ def main() -> None:
         for i in range(tasks):
             agent.run(f"task {i}")
         per_step = (time.perf_counter() - t) * 1000 / (tasks * 2)
-        print(f"\n## the agent's own cost per step, the model taken out ({tasks * 2} steps, conversation growing to {len(agent.conversation.messages)} messages)")
+        print(
+            f"\n## the agent's own cost per step, the model taken out ({tasks * 2} steps, conversation growing to {len(agent.conversation.messages)} messages)"
+        )
         print(f"{per_step:.2f} ms per step (persisting, building the request, a host-side tool)")
         if args.json:
-            print(json.dumps({
-                "calls": args.calls, "image": args.image,
-                "per_call": {name: {"p50_ms": statistics.median(ms), "mean_ms": statistics.mean(ms), "vs_docker_exec": statistics.median(ms) / base} for name, ms in rows},
-                "agent_steps": tasks * 2, "agent_messages": len(agent.conversation.messages), "agent_step_ms": per_step,
-            }))
+            print(
+                json.dumps(
+                    {
+                        "calls": args.calls,
+                        "image": args.image,
+                        "per_call": {
+                            name: {
+                                "p50_ms": statistics.median(ms),
+                                "mean_ms": statistics.mean(ms),
+                                "vs_docker_exec": statistics.median(ms) / base,
+                            }
+                            for name, ms in rows
+                        },
+                        "agent_steps": tasks * 2,
+                        "agent_messages": len(agent.conversation.messages),
+                        "agent_step_ms": per_step,
+                    }
+                )
+            )
 
 
 if __name__ == "__main__":

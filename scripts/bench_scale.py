@@ -93,9 +93,19 @@ def grow_log(path: Path, mb: float, block: bytes) -> None:
 
 
 def session_row(session_id: str, started: datetime, log_path: str | None = None) -> dict:
-    return {"id": session_id, "command": "claude", "argv": '["claude"]', "agent": "claude", "cwd": "/tmp",
-            "started": started.isoformat(timespec="milliseconds"), "ended": (started + timedelta(minutes=5)).isoformat(timespec="milliseconds"),
-            "exit_code": 0, "status": "completed", "pid": 0, "log_path": log_path}
+    return {
+        "id": session_id,
+        "command": "claude",
+        "argv": '["claude"]',
+        "agent": "claude",
+        "cwd": "/tmp",
+        "started": started.isoformat(timespec="milliseconds"),
+        "ended": (started + timedelta(minutes=5)).isoformat(timespec="milliseconds"),
+        "exit_code": 0,
+        "status": "completed",
+        "pid": 0,
+        "log_path": log_path,
+    }
 
 
 def new_home(home: Path, env: dict, rows: list[dict]) -> None:
@@ -105,8 +115,9 @@ def new_home(home: Path, env: dict, rows: list[dict]) -> None:
     columns = list(rows[0])
     db = sqlite3.connect(home / DB_NAME)
     with db:
-        db.executemany(f"insert into sessions ({', '.join(columns)}) values ({', '.join('?' * len(columns))})",
-                       [[r[c] for c in columns] for r in rows])
+        db.executemany(
+            f"insert into sessions ({', '.join(columns)}) values ({', '.join('?' * len(columns))})", [[r[c] for c in columns] for r in rows]
+        )
     db.close()
 
 
@@ -169,7 +180,9 @@ def export(base: Path, env: dict, mb: float, block: bytes) -> dict:
     new_home(home, env, [session_row("export", datetime(2026, 1, 1, tzinfo=timezone.utc), str(log))])
     home_env = {**env, "SUPERVISE_HOME": str(home)}
     out = {"sizes": []}
-    print(f"\nsupervise export ID -o FILE of a text log, beside cat LOG > FILE:\n{'log':>8} {'export':>8} {'MB/s':>7} {'peak RSS':>9} {'cat':>7} {'MB/s':>7}")
+    print(
+        f"\nsupervise export ID -o FILE of a text log, beside cat LOG > FILE:\n{'log':>8} {'export':>8} {'MB/s':>7} {'peak RSS':>9} {'cat':>7} {'MB/s':>7}"
+    )
     for size_mb in (mb / 10, mb):
         grow_log(log, size_mb, block)
         real_mb = log.stat().st_size / 1e6
@@ -178,7 +191,16 @@ def export(base: Path, env: dict, mb: float, block: bytes) -> dict:
         cat_s, _ = timed_process(["cat", str(log)], env, target)
         target.unlink()
         print(f"{real_mb:>6.0f}MB {took:>7.2f}s {real_mb / took:>7.0f} {rss:>7.0f}MB {cat_s:>6.2f}s {real_mb / cat_s:>7.0f}", flush=True)
-        out["sizes"].append({"mb": real_mb, "export_s": took, "export_mb_s": real_mb / took, "peak_rss_mb": rss, "cat_s": cat_s, "cat_mb_s": real_mb / cat_s})
+        out["sizes"].append(
+            {
+                "mb": real_mb,
+                "export_s": took,
+                "export_mb_s": real_mb / took,
+                "peak_rss_mb": rss,
+                "cat_s": cat_s,
+                "cat_mb_s": real_mb / cat_s,
+            }
+        )
     log.unlink()  # its disk space, before the rounds write theirs
     return out
 
@@ -187,7 +209,9 @@ def context_rounds(base: Path, sizes: list[float], block: bytes) -> dict:
     """A heuristic round's time once the log has grown to each size, STEP_MB new since the last."""
     store = Store(base / "rounds.db")
     log = base / "rounds.log"
-    s = store.create_session(name=None, command="claude", argv=["claude"], agent="claude", cwd=str(base), pid=os.getpid(), parent_id=None, options={})
+    s = store.create_session(
+        name=None, command="claude", argv=["claude"], agent="claude", cwd=str(base), pid=os.getpid(), parent_id=None, options={}
+    )
     store.update_session(s["id"], log_path=str(log), cast_path=str(base / "none.cast"))
     settings = config.Settings(summary=config.Summary(backend="heuristic"))
     out = {"step_mb": STEP_MB, "sizes": []}

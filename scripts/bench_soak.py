@@ -36,7 +36,6 @@ def proc_stat(pid: int) -> tuple[float, int]:
     return cpu_seconds(pid), peak_rss_kb(pid)
 
 
-
 def reply(req) -> dict:
     """Every third turn a Bash call with a big output; its result gets a short answer."""
     messages = req.body.get("messages", [])
@@ -45,7 +44,10 @@ def reply(req) -> dict:
         return {"text": "Done: the listing is in."}
     text = req.last_user_text()
     if req.has_tools and text.startswith("turn ") and int(text.split()[1].rstrip(":")) % 3 == 0:
-        return {"text": "Listing.", "tool_use": {"name": "Bash", "input": {"command": "seq -f 'line %g of a long build log' 1 3000", "description": "List"}}}
+        return {
+            "text": "Listing.",
+            "tool_use": {"name": "Bash", "input": {"command": "seq -f 'line %g of a long build log' 1 3000", "description": "List"}},
+        }
     return default_reply(req)
 
 
@@ -84,7 +86,10 @@ def main() -> None:
                 if n % 25 == 0:
                     stats = [proc_stat(p) for p in pids]
                     samples.append((n, time.monotonic() - began, sum(c for c, _ in stats) - cpu0, [m for _, m in stats]))
-                    print(f"turn {n}: {samples[-1][1]:.0f} s, supervise CPU {samples[-1][2]:.1f} s, peak RSS loop {stats[0][1] // 1024} MB recorder {stats[1][1] // 1024} MB", flush=True)
+                    print(
+                        f"turn {n}: {samples[-1][1]:.0f} s, supervise CPU {samples[-1][2]:.1f} s, peak RSS loop {stats[0][1] // 1024} MB recorder {stats[1][1] // 1024} MB",
+                        flush=True,
+                    )
             stats = [proc_stat(p) for p in pids]
             elapsed = time.monotonic() - began
             screen.child.sendcontrol("c")
@@ -109,12 +114,23 @@ def main() -> None:
         for r, trigger, source, ms, offset, _ in rounds:
             print(f"| {r} | {trigger} | {(offset or 0) / 1e6:.2f} MB | {ms} ms |")
         if args.json:
-            print(json.dumps({
-                "turns": args.turns, "seconds": elapsed, "requests": len(api.requests),
-                "peak_rss_mb": {"loop": stats[0][1] / 1024, "recorder": stats[1][1] / 1024},
-                "cpu_s": cpu, "cpu_ms_per_turn": cpu / args.turns * 1000, "sizes_mb": {k: v / 1e6 for k, v in sizes.items()},
-                "rounds": [{"round": r, "trigger": trigger, "log_mb": (offset or 0) / 1e6, "ms": ms} for r, trigger, source, ms, offset, _ in rounds],
-            }))
+            print(
+                json.dumps(
+                    {
+                        "turns": args.turns,
+                        "seconds": elapsed,
+                        "requests": len(api.requests),
+                        "peak_rss_mb": {"loop": stats[0][1] / 1024, "recorder": stats[1][1] / 1024},
+                        "cpu_s": cpu,
+                        "cpu_ms_per_turn": cpu / args.turns * 1000,
+                        "sizes_mb": {k: v / 1e6 for k, v in sizes.items()},
+                        "rounds": [
+                            {"round": r, "trigger": trigger, "log_mb": (offset or 0) / 1e6, "ms": ms}
+                            for r, trigger, source, ms, offset, _ in rounds
+                        ],
+                    }
+                )
+            )
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

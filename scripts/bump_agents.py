@@ -45,8 +45,9 @@ def recorded(agent: str) -> list[str]:
 
 
 def recorder(agent: str, *args: str, capture: bool = False) -> str:
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "agents" / f"{agent}.py"), *args],
-                          capture_output=capture, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "agents" / f"{agent}.py"), *args], capture_output=capture, text=True, check=True
+    )
     return proc.stdout.strip() if capture else ""
 
 
@@ -107,11 +108,25 @@ def main() -> None:
         recorder(agent, "--version", newest)
         draft = compare(agent, old, newest)
         fixtureset.write(fixtureset.FIXTURES / agent / newest, agent, newest, draft)
-        print(f"  wrote tests/fixtures/{agent}/{newest}/expected.json: review it, fix patterns/{agent}.toml "
-              f"(add {newest} to seen_on of what still matches), then run scripts/test")
+        print(
+            f"  wrote tests/fixtures/{agent}/{newest}/expected.json: review it, fix patterns/{agent}.toml "
+            f"(add {newest} to seen_on of what still matches), then run scripts/test"
+        )
         if agent == "claude":
-            subprocess.run(["npm", "install", "--prefix", str(ROOT / "tests" / "agents"), "--save-exact", "--package-lock-only",
-                            "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{newest}"], check=True)
+            subprocess.run(
+                [
+                    "npm",
+                    "install",
+                    "--prefix",
+                    str(ROOT / "tests" / "agents"),
+                    "--save-exact",
+                    "--package-lock-only",
+                    "--no-audit",
+                    "--no-fund",
+                    f"@anthropic-ai/claude-code@{newest}",
+                ],
+                check=True,
+            )
             print(f"  tests/agents/package.json now pins Claude Code {newest} for the end-to-end tests")
 
 

@@ -283,12 +283,14 @@ class RecorderConfig:
 @dataclass(frozen=True)
 class Error:
     """A side channel failed (said once to the user when the agent exits)."""
+
     text: str
 
 
 @dataclass(frozen=True)
 class Injected:
     """The context was given to the agent (the `injection` event's detail)."""
+
     detail: dict
 
 
@@ -301,6 +303,7 @@ class Compacted:
 class Inject:
     """Type `data` into the child, then Enter; `fresh`: when the agent last showed a fresh
     prompt (keys typed before it went to the agent, not to a half-typed line)."""
+
     id: int
     data: str
     fresh: float
@@ -309,6 +312,7 @@ class Inject:
 @dataclass(frozen=True)
 class Modes:
     """The sequence that turns off the terminal modes the child left on."""
+
     sequence: str
 
 
@@ -323,6 +327,7 @@ class Terminal:
     puts the title back), `bell`, or `osc` (a desktop notification saying `text`). `id`: the
     wait a title shows; a key from the user calls it off (the loop answers with a Note,
     `cancelled`)."""
+
     kind: str
     text: str | None = None
     id: int = 0
@@ -352,6 +357,7 @@ class Note:
     """What the loop did with an Inject: `declined` (why), or `typed` (Enter pressed at loop
     time `t`, with `held` of the user's keys held back meanwhile); or with a wait a Terminal
     title showed: `cancelled` (the user typed)."""
+
     id: int
     state: str
     why: str | None = None
@@ -365,6 +371,6 @@ def send_message(fd: int, message: Message) -> None:
     view = memoryview(data)
     while view:
         try:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         except InterruptedError:
             continue

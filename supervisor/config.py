@@ -171,8 +171,13 @@ def config_file(env: Mapping[str, str] | None = None) -> Path:
     return config_dir(env) / "config.toml"
 
 
-def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, notify: str | None = None,
-         warn: Callable[[str], None] | None = None, **flags) -> Settings:
+def load(
+    env: Mapping[str, str] | None = None,
+    on_limit: str | None = None,
+    notify: str | None = None,
+    warn: Callable[[str], None] | None = None,
+    **flags,
+) -> Settings:
     """The settings in force. `flags`: Summary fields given on the command line (None: not
     given); `on_limit`: --on-limit; `notify`: --notify. A setting that is wrong (configcheck.py
     says which) raises; `warn` is given each warning's line (an unknown key), if any."""
@@ -209,12 +214,20 @@ def load(env: Mapping[str, str] | None = None, on_limit: str | None = None, noti
         notify=Notify(
             command=env.get("SUPERVISE_NOTIFY_COMMAND") or told.get("command") or None,
             done_after=_number(env, "SUPERVISE_NOTIFY_DONE_AFTER", told, "done_after_seconds", Notify.done_after),
-            terminal=check_choice(flags_notify or env.get("SUPERVISE_NOTIFY") or told.get("terminal") or "off",
-                                  NOTIFY_TERMINAL, "--notify", "SUPERVISE_NOTIFY or [notify] terminal"),
+            terminal=check_choice(
+                flags_notify or env.get("SUPERVISE_NOTIFY") or told.get("terminal") or "off",
+                NOTIFY_TERMINAL,
+                "--notify",
+                "SUPERVISE_NOTIFY or [notify] terminal",
+            ),
         ),
         limits=Limits(
-            on_limit=check_choice(flags_on_limit or env.get("SUPERVISE_ON_LIMIT") or limits.get("on_limit") or "notify",
-                                  ON_LIMIT, "--on-limit", "SUPERVISE_ON_LIMIT or [limits] on_limit"),
+            on_limit=check_choice(
+                flags_on_limit or env.get("SUPERVISE_ON_LIMIT") or limits.get("on_limit") or "notify",
+                ON_LIMIT,
+                "--on-limit",
+                "SUPERVISE_ON_LIMIT or [limits] on_limit",
+            ),
             margin=_number(env, "SUPERVISE_LIMIT_MARGIN", limits, "margin_seconds", Limits.margin),
             continue_text=limits.get("continue_text") or Limits.continue_text,
             max_continues=int(limits.get("max_continues") or Limits.max_continues),
@@ -245,8 +258,9 @@ def _template(path: Path) -> str | None:
         from .plaintext import plain
 
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise SuperviseError(f"cannot read {plain(str(path), newlines=False)}: {why}",
-                             "make it a readable UTF-8 file, or move it aside", exit_code=2) from None
+        raise SuperviseError(
+            f"cannot read {plain(str(path), newlines=False)}: {why}", "make it a readable UTF-8 file, or move it aside", exit_code=2
+        ) from None
 
 
 def to_stderr(line: str) -> None:
@@ -283,9 +297,11 @@ def check_backend(name: str, source: str | None = None) -> str:
 
     known = backends()
     if name not in known:
-        raise SuperviseError(f"unknown summary backend '{plain(name, newlines=False)}'{' in ' + source if source else ''}",
-                             f"use one of: {', '.join(known)} (--summary-backend, SUPERVISE_SUMMARY_BACKEND or [summary] backend)",
-                             exit_code=2)
+        raise SuperviseError(
+            f"unknown summary backend '{plain(name, newlines=False)}'{' in ' + source if source else ''}",
+            f"use one of: {', '.join(known)} (--summary-backend, SUPERVISE_SUMMARY_BACKEND or [summary] backend)",
+            exit_code=2,
+        )
     return name
 
 
@@ -293,5 +309,7 @@ def check_choice(name: str, choices: tuple[str, ...], flag: str, elsewhere: str)
     from .plaintext import plain
 
     if name not in choices:
-        raise SuperviseError(f"unknown {flag} '{plain(name, newlines=False)}'", f"use one of: {', '.join(choices)} ({flag}, {elsewhere})", exit_code=2)
+        raise SuperviseError(
+            f"unknown {flag} '{plain(name, newlines=False)}'", f"use one of: {', '.join(choices)} ({flag}, {elsewhere})", exit_code=2
+        )
     return name

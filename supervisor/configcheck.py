@@ -44,8 +44,16 @@ class Key:
 
     __slots__ = ("kind", "example", "unit", "least", "above", "choices", "empty_ok")
 
-    def __init__(self, kind: str, example: object, unit: str = "", least: float | None = None, above: float | None = None,
-                 choices: tuple[str, ...] = (), empty_ok: bool = False):
+    def __init__(
+        self,
+        kind: str,
+        example: object,
+        unit: str = "",
+        least: float | None = None,
+        above: float | None = None,
+        choices: tuple[str, ...] = (),
+        empty_ok: bool = False,
+    ):
         self.kind, self.example, self.unit, self.least, self.above = kind, example, unit, least, above
         self.choices, self.empty_ok = choices, empty_ok
 
@@ -99,6 +107,7 @@ AT_LINE = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
 # -- reading the file (the one effect here) -----------------------------------------------------
 
+
 def read(path: Path) -> tuple[dict, list[Finding]]:
     """The file's tables and what is wrong in it; nothing if there is no file. The TOML parser
     is loaded only when there is a file (8 ms of every command otherwise)."""
@@ -108,13 +117,17 @@ def read(path: Path) -> tuple[dict, list[Finding]]:
     except FileNotFoundError:
         return {}, []
     except NotADirectoryError:
-        return {}, [Finding("error", f"cannot read {where}: {plain(str(path.parent), newlines=False)} is not a directory",
-                            "SUPERVISE_CONFIG names the folder that holds config.toml, not the file")]
+        return {}, [
+            Finding(
+                "error",
+                f"cannot read {where}: {plain(str(path.parent), newlines=False)} is not a directory",
+                "SUPERVISE_CONFIG names the folder that holds config.toml, not the file",
+            )
+        ]
     except IsADirectoryError:
         return {}, [Finding("error", f"cannot read {where}: it is a folder", "config.toml must be a file: move the folder aside")]
     except OSError as exc:
-        return {}, [Finding("error", f"cannot read {where}: {exc.strerror or exc}",
-                            "make it readable (chmod 600 it), or move it aside")]
+        return {}, [Finding("error", f"cannot read {where}: {exc.strerror or exc}", "make it readable (chmod 600 it), or move it aside")]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -137,11 +150,15 @@ def parse_error(where: str, said: str) -> Finding:
     what = what[:1].lower() + what[1:]
     at = f" at line {m.group(1)}, column {m.group(2)}" if m else ""
     fix = f"fix line {m.group(1)}" if m else "fix it"
-    return Finding("error", f"{where}: not valid TOML{at}: {plain(what, newlines=False)}",
-                   f'{fix}: TOML has [table] lines and key = value lines, with text in "double quotes"')
+    return Finding(
+        "error",
+        f"{where}: not valid TOML{at}: {plain(what, newlines=False)}",
+        f'{fix}: TOML has [table] lines and key = value lines, with text in "double quotes"',
+    )
 
 
 # -- the decisions --------------------------------------------------------------------------------
+
 
 def validate(tables: Mapping, where: str) -> list[Finding]:
     """Everything wrong in the parsed file `where`, in the file's order."""
@@ -150,21 +167,35 @@ def validate(tables: Mapping, where: str) -> list[Finding]:
         shown = plain(name, newlines=False)
         if name in TABLES:
             if not isinstance(value, dict):
-                found.append(Finding("error", f"{where}: {shown} must be a table, not {_shown(value)}",
-                                     f"write [{shown}] on a line of its own, with its keys below it"))
+                found.append(
+                    Finding(
+                        "error",
+                        f"{where}: {shown} must be a table, not {_shown(value)}",
+                        f"write [{shown}] on a line of its own, with its keys below it",
+                    )
+                )
                 continue
             for key, item in value.items():
                 found.extend(_check_key(where, name, key, item))
         elif isinstance(value, dict):
             near = _near(name, TABLES)
-            found.append(Finding("warning", f"{where}: unknown table [{shown}], ignored",
-                                 f"did you mean [{near}]?" if near else f"the tables are {_tables_said()}"))
+            found.append(
+                Finding(
+                    "warning",
+                    f"{where}: unknown table [{shown}], ignored",
+                    f"did you mean [{near}]?" if near else f"the tables are {_tables_said()}",
+                )
+            )
         else:
             home = _table_of(name)
             near = home or next((t for t in TABLES if _near(name, TABLES[t])), None)
-            hint = (f"{shown} goes under [{home}]" if home else
-                    f"did you mean [{near}] {_near(name, TABLES[near])}?" if near else
-                    f"settings go under {_tables_said()}")
+            hint = (
+                f"{shown} goes under [{home}]"
+                if home
+                else f"did you mean [{near}] {_near(name, TABLES[near])}?"
+                if near
+                else f"settings go under {_tables_said()}"
+            )
             found.append(Finding("warning", f"{where}: unknown key {shown} at the top of the file, ignored", hint))
     return found
 
@@ -190,21 +221,35 @@ def _check_key(where: str, table: str, key: str, value: object) -> list[Finding]
     if key not in known:
         near = _near(key, known)
         home = _table_of(key)
-        hint = ("keep the key out of this file: set ANTHROPIC_API_KEY, or name the variable that holds it with api_key_env"
-                if key == "api_key" else f"did you mean {near}?" if near else f"{shown} goes under [{home}]" if home else
-                f"[{table}] takes {', '.join(known)}")
+        hint = (
+            "keep the key out of this file: set ANTHROPIC_API_KEY, or name the variable that holds it with api_key_env"
+            if key == "api_key"
+            else f"did you mean {near}?"
+            if near
+            else f"{shown} goes under [{home}]"
+            if home
+            else f"[{table}] takes {', '.join(known)}"
+        )
         return [Finding("warning", f"{where}: unknown key {name}, ignored", hint)]
     spec = known[key]
     expected = _wrong(spec, value)
     if not expected:
         return []
     if spec.kind == "variable":  # it may be the key itself: never shown
-        return [Finding("error", f"{where}: {name} must be {expected}, not a value",
-                        f'e.g. {key} = "{spec.example}", with the key in that variable')]
+        return [
+            Finding(
+                "error", f"{where}: {name} must be {expected}, not a value", f'e.g. {key} = "{spec.example}", with the key in that variable'
+            )
+        ]
     if spec.kind == "text" and value == "":
         return [Finding("error", f"{where}: {name} must not be empty", f"remove the line to use the default, {_toml(spec.example)}")]
-    return [Finding("error", f"{where}: {name} must be {expected}, not {_shown(value)}",
-                    _hint(spec, lambda example: f"e.g. {key} = {_toml(example)}", value))]
+    return [
+        Finding(
+            "error",
+            f"{where}: {name} must be {expected}, not {_shown(value)}",
+            _hint(spec, lambda example: f"e.g. {key} = {_toml(example)}", value),
+        )
+    ]
 
 
 def _from_text(key: Key, raw: str) -> object:
@@ -223,8 +268,9 @@ def _wrong(key: Key, value: object) -> str | None:
     """What `value` should have been, or None if it is fine."""
     if key.kind in ("number", "whole"):
         kind = (int, float) if key.kind == "number" else int
-        expected = (f"a number of {key.unit}" if key.kind == "number" else
-                    f"a whole number{' of ' + key.unit if key.unit else ''}") + _range(key)
+        expected = (
+            f"a number of {key.unit}" if key.kind == "number" else f"a whole number{' of ' + key.unit if key.unit else ''}"
+        ) + _range(key)
         if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value):
             return expected
         if (key.least is not None and value < key.least) or (key.above is not None and value <= key.above):

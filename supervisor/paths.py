@@ -95,4 +95,3 @@ def sweep_socket_dirs(alive: Callable[[int], bool]) -> list[Path]:
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
     return removed
-

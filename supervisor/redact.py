@@ -40,7 +40,9 @@ def _token(kind: str, prefixes: tuple[str, ...], rest: str) -> tuple[Rule, ...]:
 
 
 SECRET_WORDS = r"(?:pass(?:word|wd|phrase)|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?|session[_-]?key)"
-ENV_SECRET_WORDS = r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_SECRET|AUTH_?TOKEN|CREDENTIALS?|SESSION_?KEY)"
+ENV_SECRET_WORDS = (
+    r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_SECRET|AUTH_?TOKEN|CREDENTIALS?|SESSION_?KEY)"
+)
 # a name ending so says where a secret is, or what it looks like, not what it is
 _NOT_A_SECRET_NAME = r"(?:FILE|FILENAME|PATH|DIR|DIRECTORY|NAME|ENV|VAR|URL|URI|ENDPOINT|TYPE|HEADER|PARAM|FIELD|LABEL|PROMPT|LENGTH|LEN|POLICY|PATTERN|REGEX|TOKENS|COUNT)"
 # a value ends at white space, a quote, a comment or the line's end; "(" or "[" after it means code
@@ -87,7 +89,20 @@ RULES: tuple[Rule, ...] = (
     # (then _mask_key_tails: an END whose BEGIN is gone, with the lines above it)
     # one cut short (`head id_rsa`, a log cut at its end): the BEGIN line, the body lines after
     # it, and a last partial line (the shell's prompt after a file with no newline at its end)
-    _r("private-key", r"-----BEGIN " + _PEM_KIND + r"(?:(?:" + _LINE_BREAK + r"[ \t]*)+" + _BODY_LINE + r")*+(?:(?:" + _LINE_BREAK + r"[ \t]*)+" + _B64 + r"{16,})?"),
+    _r(
+        "private-key",
+        r"-----BEGIN "
+        + _PEM_KIND
+        + r"(?:(?:"
+        + _LINE_BREAK
+        + r"[ \t]*)+"
+        + _BODY_LINE
+        + r")*+(?:(?:"
+        + _LINE_BREAK
+        + r"[ \t]*)+"
+        + _B64
+        + r"{16,})?",
+    ),
     # PuTTY .ppk (versions 2 and 3): the private lines
     _r("private-key", r"Private-Lines: \d+\r?\n(" + _B64 + r"{4,}(?![^\r\n])(?:\r?\n" + _B64 + r"{4,}(?![^\r\n]))*)", 1),
     # a kubeconfig's base64-encoded client key
@@ -95,7 +110,11 @@ RULES: tuple[Rule, ...] = (
     *_token("anthropic-key", ("sk-ant-",), r"(?:api|admin|oat)\d{2}-[A-Za-z0-9_\-]{20,}"),
     *_token("openai-key", ("sk-",), r"(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}"),
     *_token("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA", "AROA", "AIDA"), r"[0-9A-Z]{16}\b"),
-    _r("aws-secret-key", r"(?i)aws[_\-\s]*(?:secret[_\-\s]*(?:access[_\-\s]*)?key|secret)\W{0,5}[\"'\s:=]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", 1),
+    _r(
+        "aws-secret-key",
+        r"(?i)aws[_\-\s]*(?:secret[_\-\s]*(?:access[_\-\s]*)?key|secret)\W{0,5}[\"'\s:=]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+        1,
+    ),
     _r("aws-session-token", r"(?i)aws[_\-\s]*(?:session|security)[_\-\s]*token\W{0,5}[\"'\s:=]+([A-Za-z0-9/+=]{16,})", 1),
     *_token("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"[A-Za-z0-9]{36,255}\b"),
     *_token("github-token", ("github_pat_",), r"[A-Za-z0-9_]{22,255}\b"),
@@ -135,9 +154,27 @@ RULES: tuple[Rule, ...] = (
     # ~/.netrc: machine host login user password secret
     _r("netrc-password", r"machine(?<!\wmachine)[ \t]+\S+\s+login\s+\S+\s+password[ \t]+(\S+)", 1),
     # .env and shell: DB_PASSWORD=value, export GITHUB_TOKEN="value" (not os.environ[...] or $VAR)
-    _r("env-secret", r"(?m)^[ \t]*(?:export[ \t]+)?(?:[A-Z][A-Z0-9_]*_)?" + ENV_SECRET_WORDS + r"(?:_(?!" + _NOT_A_SECRET_NAME + r"\b)[A-Z0-9_]*)?[ \t]*=[ \t]*[\"']?(?![$%{(\[])([^\s\"'#()\[\]{};]{4,})" + _VALUE_END, 1),
+    _r(
+        "env-secret",
+        r"(?m)^[ \t]*(?:export[ \t]+)?(?:[A-Z][A-Z0-9_]*_)?"
+        + ENV_SECRET_WORDS
+        + r"(?:_(?!"
+        + _NOT_A_SECRET_NAME
+        + r"\b)[A-Z0-9_]*)?[ \t]*=[ \t]*[\"']?(?![$%{(\[])([^\s\"'#()\[\]{};]{4,})"
+        + _VALUE_END,
+        1,
+    ),
     # the same inside a command line: DB_PASSWORD=x ./run.sh, echo 'TOKEN=abc' (no spaces around =)
-    _r("env-secret", r"(?<=[\s;'\"(&|])(?:[A-Z][A-Z0-9_]*_)?" + ENV_SECRET_WORDS + r"(?:_(?!" + _NOT_A_SECRET_NAME + r"\b)[A-Z0-9_]*)?=(?![$%{(\[])([^\s\"'#()\[\]{};]{4,})" + _VALUE_END, 1),
+    _r(
+        "env-secret",
+        r"(?<=[\s;'\"(&|])(?:[A-Z][A-Z0-9_]*_)?"
+        + ENV_SECRET_WORDS
+        + r"(?:_(?!"
+        + _NOT_A_SECRET_NAME
+        + r"\b)[A-Z0-9_]*)?=(?![$%{(\[])([^\s\"'#()\[\]{};]{4,})"
+        + _VALUE_END,
+        1,
+    ),
     # code and config: password = "literal", "api_key": "literal", secret: 'literal' (the
     # rule starts at the ":" or "="; the name before it is checked by _secret_name_before)
     _r("secret-assignment", r"(?::|=(?!=))\s*([\"'])([^\"'\n]{4,})\1", 2, named=_secret_name_before),
@@ -180,8 +217,11 @@ def spans(text: str) -> list[Span]:
     edits: list[Span] = []
     current = text
     for rule in RULES:
-        found = [(m.start(rule.group), m.end(rule.group), f"[REDACTED:{rule.kind}]")
-                 for m in rule.regex.finditer(current) if _mask(m, rule) != m.group(0)]
+        found = [
+            (m.start(rule.group), m.end(rule.group), f"[REDACTED:{rule.kind}]")
+            for m in rule.regex.finditer(current)
+            if _mask(m, rule) != m.group(0)
+        ]
         if rule is PEM_BLOCK:
             found = _merge(found, [(a, b, "[REDACTED:private-key]") for a, b in _key_tails(apply(current, found))], current, found)
         if found:

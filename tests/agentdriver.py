@@ -36,11 +36,15 @@ def claude_bin() -> str:
 def claude_env(home: Path, project: Path, api_url: str) -> dict:
     """A HOME where Claude Code is onboarded and trusts `project`, talking to `api_url`."""
     home.mkdir(parents=True, exist_ok=True)
-    (home / ".claude.json").write_text(json.dumps({
-        "hasCompletedOnboarding": True,
-        "theme": "dark",
-        "projects": {str(project): {"hasTrustDialogAccepted": True}},
-    }))
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
     env.update(
         HOME=str(home),
@@ -63,10 +67,19 @@ def claude_login(home: Path, api_url: str) -> None:
     (home / ".claude").mkdir(parents=True, exist_ok=True)
     (home / ".claude" / "settings.json").write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": api_url}}))
     expires = int((time.time() + 3600) * 1000)
-    (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
-        "accessToken": LOGIN_TOKEN, "refreshToken": "sk-ant-ort01-refresh", "expiresAt": expires,
-        "scopes": ["user:inference", "user:profile"], "subscriptionType": "max",
-    }}))
+    (home / ".claude" / ".credentials.json").write_text(
+        json.dumps(
+            {
+                "claudeAiOauth": {
+                    "accessToken": LOGIN_TOKEN,
+                    "refreshToken": "sk-ant-ort01-refresh",
+                    "expiresAt": expires,
+                    "scopes": ["user:inference", "user:profile"],
+                    "subscriptionType": "max",
+                }
+            }
+        )
+    )
 
 
 def claude_login_env(home: Path, project: Path, api_url: str) -> dict:
@@ -96,14 +109,19 @@ def opencode_env(base: Path, api_url: str, model: str = OPENCODE_MODEL) -> tuple
         d.mkdir(parents=True, exist_ok=True)
     config = dirs["XDG_CONFIG_HOME"] / "opencode"
     config.mkdir(parents=True, exist_ok=True)
-    (config / "opencode.json").write_text(json.dumps({
-        "$schema": "https://opencode.ai/config.json",
-        "model": f"anthropic/{model}",
-        "small_model": f"anthropic/{model}",
-        "autoupdate": False,
-        "share": "disabled",
-        "provider": {"anthropic": {"options": {"baseURL": f"{api_url}/v1", "apiKey": "fake-key"}}},
-    }, indent=2))
+    (config / "opencode.json").write_text(
+        json.dumps(
+            {
+                "$schema": "https://opencode.ai/config.json",
+                "model": f"anthropic/{model}",
+                "small_model": f"anthropic/{model}",
+                "autoupdate": False,
+                "share": "disabled",
+                "provider": {"anthropic": {"options": {"baseURL": f"{api_url}/v1", "apiKey": "fake-key"}}},
+            },
+            indent=2,
+        )
+    )
     subprocess.run(["git", "init", "-q", str(proj)], check=True)
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
     env = {
@@ -130,7 +148,16 @@ class Screen:
 
     def __init__(self, args: list[str], env: dict, cwd: Path, cols: int = 120, rows: int = 40, supervise: list[str] | None = None):
         command = supervise or SUPERVISE
-        self.child = pexpect.spawn(command[0], [*command[1:], *args], env=env, cwd=str(cwd), dimensions=(rows, cols), encoding="utf-8", codec_errors="replace", timeout=30)
+        self.child = pexpect.spawn(
+            command[0],
+            [*command[1:], *args],
+            env=env,
+            cwd=str(cwd),
+            dimensions=(rows, cols),
+            encoding="utf-8",
+            codec_errors="replace",
+            timeout=30,
+        )
         self.vt = avt.Vt(cols, rows)
         self.raw = []
 

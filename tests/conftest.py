@@ -85,7 +85,9 @@ def require(condition: bool, reason: str) -> None:
 
 
 def which_or_skip(program: str) -> str:
-    path = shutil.which(program) or (str(Path(sys.executable).parent / program) if (Path(sys.executable).parent / program).exists() else None)
+    path = shutil.which(program) or (
+        str(Path(sys.executable).parent / program) if (Path(sys.executable).parent / program).exists() else None
+    )
     require(path is not None, f"`{program}` is not installed")
     return path
 

@@ -190,8 +190,12 @@ class FakeGemini(FakeServer):
             def do_GET(self) -> None:
                 path = urlparse(self.path).path
                 if "/models" in path:
-                    model = {"name": "models/gemini-2.5-pro", "inputTokenLimit": CONTEXT_WINDOW, "outputTokenLimit": 65536,
-                             "supportedGenerationMethods": ["generateContent", "countTokens"]}
+                    model = {
+                        "name": "models/gemini-2.5-pro",
+                        "inputTokenLimit": CONTEXT_WINDOW,
+                        "outputTokenLimit": 65536,
+                        "supportedGenerationMethods": ["generateContent", "countTokens"],
+                    }
                     self._json(200, model if ":" in path or path.rstrip("/").count("/") > 2 else {"models": [model]})
                 else:
                     self._json(200, {})
@@ -254,19 +258,33 @@ def daily_quota(model: str, limit: int = 50, retry: float = 37.1) -> dict:
         f"head to: https://ai.dev/usage?tab=rate-limit. \n* Quota exceeded for metric: {metric}, limit: {limit}, "
         f"model: {model}\nPlease retry in {retry}s."
     )
-    return {"error": {
-        "code": 429,
-        "message": message,
-        "status": "RESOURCE_EXHAUSTED",
-        "details": [
-            {"@type": "type.googleapis.com/google.rpc.Help",
-             "links": [{"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
-            {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
-             "violations": [{"quotaMetric": metric, "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
-                             "quotaDimensions": {"location": "global", "model": model}, "quotaValue": str(limit)}]},
-            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{int(retry)}s"},
-        ],
-    }}
+    return {
+        "error": {
+            "code": 429,
+            "message": message,
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.Help",
+                    "links": [
+                        {"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}
+                    ],
+                },
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [
+                        {
+                            "quotaMetric": metric,
+                            "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                            "quotaDimensions": {"location": "global", "model": model},
+                            "quotaValue": str(limit),
+                        }
+                    ],
+                },
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{int(retry)}s"},
+            ],
+        }
+    }
 
 
 def build_response(req: Request, reply: dict) -> dict:
@@ -288,7 +306,10 @@ def sse_chunks(response: dict):
     text = parts[0].get("text") if len(parts) == 1 else None
     if text and len(text) > 12:
         cut = len(text) // 2
-        yield {"candidates": [{"content": {"role": "model", "parts": [{"text": text[:cut]}]}, "index": 0}], "modelVersion": response["modelVersion"]}
+        yield {
+            "candidates": [{"content": {"role": "model", "parts": [{"text": text[:cut]}]}, "index": 0}],
+            "modelVersion": response["modelVersion"],
+        }
         yield {**response, "candidates": [{**candidate, "content": {"role": "model", "parts": [{"text": text[cut:]}]}}]}
     else:
         yield response

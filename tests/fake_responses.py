@@ -132,11 +132,20 @@ class FakeResponses(FakeServer):
         n = next(self._ids)
         rid = f"resp_fake{n:04d}"
         text = req.last_user_text()
-        created = {"type": "response.created", "response": {"id": rid, "object": "response", "status": "in_progress", "model": req.body.get("model")}}
+        created = {
+            "type": "response.created",
+            "response": {"id": rid, "object": "response", "status": "in_progress", "model": req.body.get("model")},
+        }
         if reply is not None:
             used_in, used_out = reply.get("usage", (4_000, 100))
             if "failed" in reply:
-                return [created, {"type": "response.failed", "response": {"id": rid, "object": "response", "status": "failed", "error": reply["failed"]}}]
+                return [
+                    created,
+                    {
+                        "type": "response.failed",
+                        "response": {"id": rid, "object": "response", "status": "failed", "error": reply["failed"]},
+                    },
+                ]
             said = json.dumps(reply["json"]) if "json" in reply else reply.get("text", "")
             return [created, *message_events(rid, said), completed(rid, used_in, used_out)]
         if req.wanted_schema() is not None:
@@ -147,7 +156,10 @@ class FakeResponses(FakeServer):
         if req.ends_with_tool_output():
             return [created, *message_events(rid, f"Fake reply #{n}: the command ran."), completed(rid, 4_000)]
         if "OVERFLOW" in text:
-            error = {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model. Please adjust your input and try again."}
+            error = {
+                "code": "context_length_exceeded",
+                "message": "Your input exceeds the context window of this model. Please adjust your input and try again.",
+            }
             return [created, {"type": "response.failed", "response": {"id": rid, "object": "response", "status": "failed", "error": error}}]
         if "RUNCMD" in text:
             return [created, *call_events(rid, n, req.tool_names()), completed(rid, 4_000)]
@@ -222,9 +234,19 @@ def message_events(rid: str, text: str, chunk: int = 12) -> list[dict]:
     item_id = f"msg_{rid}"
     item = {"type": "message", "id": item_id, "role": "assistant", "status": "in_progress", "content": []}
     out = [{"type": "response.output_item.added", "output_index": 0, "item": item}]
-    out.append({"type": "response.content_part.added", "item_id": item_id, "output_index": 0, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}})
+    out.append(
+        {
+            "type": "response.content_part.added",
+            "item_id": item_id,
+            "output_index": 0,
+            "content_index": 0,
+            "part": {"type": "output_text", "text": "", "annotations": []},
+        }
+    )
     for i in range(0, len(text), chunk):
-        out.append({"type": "response.output_text.delta", "item_id": item_id, "output_index": 0, "content_index": 0, "delta": text[i : i + chunk]})
+        out.append(
+            {"type": "response.output_text.delta", "item_id": item_id, "output_index": 0, "content_index": 0, "delta": text[i : i + chunk]}
+        )
     out.append({"type": "response.output_text.done", "item_id": item_id, "output_index": 0, "content_index": 0, "text": text})
     done = {**item, "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}
     out.append({"type": "response.output_item.done", "output_index": 0, "item": done})
@@ -301,8 +323,23 @@ def call_events(rid: str, n: int, tools: list[str]) -> list[dict]:
     elif "shell_command" in tools:
         name, args = "shell_command", {"command": RUN_COMMAND, "sandbox_permissions": "require_escalated", "justification": why}
     else:
-        name, args = "shell", {"command": ["bash", "-lc", RUN_COMMAND], "with_escalated_permissions": True, "sandbox_permissions": "require_escalated", "justification": why}
-    item = {"type": "function_call", "id": f"fc_{rid}", "call_id": f"call_fake{n:04d}", "name": name, "arguments": json.dumps(args), "status": "completed"}
+        name, args = (
+            "shell",
+            {
+                "command": ["bash", "-lc", RUN_COMMAND],
+                "with_escalated_permissions": True,
+                "sandbox_permissions": "require_escalated",
+                "justification": why,
+            },
+        )
+    item = {
+        "type": "function_call",
+        "id": f"fc_{rid}",
+        "call_id": f"call_fake{n:04d}",
+        "name": name,
+        "arguments": json.dumps(args),
+        "status": "completed",
+    }
     return [
         {"type": "response.output_item.added", "output_index": 0, "item": {**item, "arguments": "", "status": "in_progress"}},
         {"type": "response.function_call_arguments.done", "item_id": item["id"], "output_index": 0, "arguments": item["arguments"]},

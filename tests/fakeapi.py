@@ -288,7 +288,10 @@ class FakeAnthropic(FakeServer):
                     time.sleep(reply["delay"])
                 if "status" in reply and reply["status"] != 200:
                     status = reply["status"]
-                    error = {"type": reply.get("error_type", ERROR_TYPES.get(status, "api_error")), "message": reply.get("message", "fake error")}
+                    error = {
+                        "type": reply.get("error_type", ERROR_TYPES.get(status, "api_error")),
+                        "message": reply.get("message", "fake error"),
+                    }
                     # `fields`: more top-level fields of the error body (a gateway's "metadata")
                     self._json(status, {"type": "error", "error": error, **reply.get("fields", {})}, reply.get("headers"))
                     return
@@ -339,7 +342,9 @@ def build_message(req: Request, reply: Reply, model: str) -> dict:
         content.append({"type": "text", "text": reply["text"]})
     tools = reply.get("tool_uses") or ([reply["tool_use"]] if reply.get("tool_use") else [])
     for tool in tools:  # several in one step: "tool_uses"
-        content.append({"type": "tool_use", "id": tool.get("id", f"toolu_fake{next(_ids):06d}"), "name": tool["name"], "input": tool.get("input", {})})
+        content.append(
+            {"type": "tool_use", "id": tool.get("id", f"toolu_fake{next(_ids):06d}"), "name": tool["name"], "input": tool.get("input", {})}
+        )
     if not content:
         content.append({"type": "text", "text": ""})
     usage = {"input_tokens": max(1, len(req.all_text()) // 4), "output_tokens": max(1, sum(len(json.dumps(c)) for c in content) // 4)}
@@ -369,9 +374,17 @@ def sse_events(message: dict, chunk: int = 40):
             yield {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}}
             partial = json.dumps(block["input"])
             for i in range(0, len(partial), chunk):
-                yield {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": partial[i : i + chunk]}}
+                yield {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": partial[i : i + chunk]},
+                }
         yield {"type": "content_block_stop", "index": index}
-    yield {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}, "usage": {"output_tokens": message["usage"]["output_tokens"]}}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": message["usage"]["output_tokens"]},
+    }
     yield {"type": "message_stop"}
 
 

@@ -48,14 +48,19 @@ def facts(n: int = 60) -> list[tuple[str, str]]:
     for i in range(n):
         kind = ["file", "decision", "error", "fix", "command", "user"][i % 6]
         tag = f"{rnd.choice(WORDS)}{i}"
-        out.append((kind, {
-            "file": f"● Update(src/billing/{tag}_importer.py)",
-            "decision": f"● Decided to use decimal.Decimal for {tag} amounts instead of float, because rounding lost cents",
-            "error": f"Error: KeyError '{tag}_amount' in src/billing/{tag}.py line {100 + i}",
-            "fix": f"● Fixed the {tag} header mapping; tests/test_{tag}.py now passes",
-            "command": f"● Bash(pytest tests/test_{tag}.py -x --maxfail=1)",
-            "user": f"❯ also handle the {tag} currency column when it is empty",
-        }[kind]))
+        out.append(
+            (
+                kind,
+                {
+                    "file": f"● Update(src/billing/{tag}_importer.py)",
+                    "decision": f"● Decided to use decimal.Decimal for {tag} amounts instead of float, because rounding lost cents",
+                    "error": f"Error: KeyError '{tag}_amount' in src/billing/{tag}.py line {100 + i}",
+                    "fix": f"● Fixed the {tag} header mapping; tests/test_{tag}.py now passes",
+                    "command": f"● Bash(pytest tests/test_{tag}.py -x --maxfail=1)",
+                    "user": f"❯ also handle the {tag} currency column when it is empty",
+                }[kind],
+            )
+        )
     return out
 
 

@@ -42,10 +42,15 @@ def test_a_task_writes_runs_and_reads_files_that_land_in_the_workspace(docker_cl
     ws = tmp_path / "ws"
     ws.mkdir()
     with FakeAnthropic() as api:
-        api.add({"text": "I will write the script and run it.", "tool_uses": [
-            tool("write_file", path="hello.py", content="print('hello from the sandbox')\n"),
-            tool("execute_command", command="python3 hello.py 2>/dev/null || sed -n 1p hello.py; echo built > out.txt; ls"),
-        ]})
+        api.add(
+            {
+                "text": "I will write the script and run it.",
+                "tool_uses": [
+                    tool("write_file", path="hello.py", content="print('hello from the sandbox')\n"),
+                    tool("execute_command", command="python3 hello.py 2>/dev/null || sed -n 1p hello.py; echo built > out.txt; ls"),
+                ],
+            }
+        )
         api.add({"tool_use": tool("read_file", path="out.txt")})
         api.add({"text": "Done: hello.py written and run; out.txt says built."})
         code, out = run_agent(ws, api, "-p", "write hello.py and run it")
@@ -65,7 +70,9 @@ def test_a_task_writes_runs_and_reads_files_that_land_in_the_workspace(docker_cl
     assert [b["tool_use_id"] for b in results] == [b["id"] for b in second[1]["content"] if b["type"] == "tool_use"]
     # persisted in the order it happened: the assistant message before its tool results
     s = latest()
-    rows = list(Store.open_default().db.query("select seq, role, content, usage from messages where session_id = ? order by seq", [s["id"]]))
+    rows = list(
+        Store.open_default().db.query("select seq, role, content, usage from messages where session_id = ? order by seq", [s["id"]])
+    )
     assert [r["role"] for r in rows] == ["user", "assistant", "tool", "tool", "assistant", "tool", "assistant"]
     assert json.loads(rows[1]["usage"])["input_tokens"] > 0 and rows[2]["usage"] is None
     assert s["agent"] == "supervise-agent" and session(s["id"])["status"] == "completed"
@@ -78,8 +85,15 @@ def test_path_escapes_reach_the_model_as_errors_and_touch_nothing(docker_client,
     ws.mkdir()
     (ws / "link").symlink_to("/etc")
     with FakeAnthropic() as api:
-        api.add({"tool_uses": [tool("write_file", path="../escaped.txt", content="x"), tool("read_file", path="/etc/passwd"),
-                               tool("read_file", path="link/passwd")]})
+        api.add(
+            {
+                "tool_uses": [
+                    tool("write_file", path="../escaped.txt", content="x"),
+                    tool("read_file", path="/etc/passwd"),
+                    tool("read_file", path="link/passwd"),
+                ]
+            }
+        )
         api.add({"text": "I cannot reach those."})
         code, out = run_agent(ws, api, "-p", "try to escape")
         results = agent_requests(api)[1].body["messages"][2]["content"]
@@ -101,8 +115,14 @@ def test_no_key_is_one_line_before_anything_starts(tmp_path):
 def start_interactive(ws, api, *args):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
     env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url, TERM="xterm-256color")
-    c = pexpect.spawn(SUPERVISE[0], ["agent", "--image", IMAGE, "--network", "none", "--workspace", str(ws), *args],
-                      env=env, dimensions=(30, 100), encoding="utf-8", timeout=30)
+    c = pexpect.spawn(
+        SUPERVISE[0],
+        ["agent", "--image", IMAGE, "--network", "none", "--workspace", str(ws), *args],
+        env=env,
+        dimensions=(30, 100),
+        encoding="utf-8",
+        timeout=30,
+    )
     c.expect("agent› ")
     return c
 
@@ -141,7 +161,14 @@ def test_ctrl_c_while_a_command_runs_lets_it_finish_and_stops_before_the_next_st
     ws = tmp_path / "ws"
     ws.mkdir()
     with FakeAnthropic() as api:
-        api.add({"tool_uses": [tool("execute_command", command="sleep 2; echo finished > done.txt"), tool("execute_command", command="echo second > second.txt")]})
+        api.add(
+            {
+                "tool_uses": [
+                    tool("execute_command", command="sleep 2; echo finished > done.txt"),
+                    tool("execute_command", command="echo second > second.txt"),
+                ]
+            }
+        )
         api.add({"text": "should never be asked"})
         c = start_interactive(ws, api)
         c.sendline("do two things")
@@ -278,10 +305,13 @@ def test_resume_fresh_starts_a_new_conversation_that_is_given_the_session_contex
     assert "plan the config parser" in fresh[0]["content"][0]["text"]
 
 
-@pytest.mark.parametrize("status, said", [
-    (401, "supervise: the model API refused the key (401) (hint: check ANTHROPIC_API_KEY)"),
-    (404, "supervise: the model API does not know the model 'claude-sonnet-5-5' (hint: pass --model with a model your key can use)"),
-])
+@pytest.mark.parametrize(
+    "status, said",
+    [
+        (401, "supervise: the model API refused the key (401) (hint: check ANTHROPIC_API_KEY)"),
+        (404, "supervise: the model API does not know the model 'claude-sonnet-5-5' (hint: pass --model with a model your key can use)"),
+    ],
+)
 def test_a_refused_key_or_an_unknown_model_is_one_clear_line(docker_client, tmp_path, status, said):
     ws = tmp_path / "ws"
     ws.mkdir()

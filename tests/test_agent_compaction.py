@@ -21,7 +21,11 @@ BIG = "".join(f"line {i}: the build log says module_{i} compiled in {i % 7} ms\n
 
 def request_tokens(r) -> int:
     body = r.body
-    return estimate_tokens(json.dumps(body["messages"])) + estimate_tokens(json.dumps(body.get("tools", []))) + estimate_tokens(str(body.get("system", "")))
+    return (
+        estimate_tokens(json.dumps(body["messages"]))
+        + estimate_tokens(json.dumps(body.get("tools", [])))
+        + estimate_tokens(str(body.get("system", "")))
+    )
 
 
 def tool_pairs_intact(messages) -> bool:
@@ -47,6 +51,7 @@ def agent_with(tmp_path):
         out = []
         agent = Agent(Conversation(store, s["id"]), model, None, tmp_path / "ws", write=out.append, max_steps=steps, context_limit=limit)
         return agent, out, store, s["id"]
+
     return make
 
 
@@ -61,7 +66,10 @@ def test_a_long_session_never_exceeds_the_window_and_old_outputs_are_masked_and_
                 handle = int(re.search(r"recall_output\(handle=(\d+)\)", json.dumps(req.body["messages"])).group(1))
                 return {"tool_use": {"name": "recall_output", "input": {"handle": handle}}}
             if n < 50:
-                return {"text": f"reading the log, pass {n}", "tool_use": {"name": "read_file", "input": {"path": "big.log", "start_line": 1, "end_line": 120}}}
+                return {
+                    "text": f"reading the log, pass {n}",
+                    "tool_use": {"name": "read_file", "input": {"path": "big.log", "start_line": 1, "end_line": 120}},
+                }
             return {"text": "All passes done."}
 
         api.default = script
@@ -83,7 +91,9 @@ def test_a_long_session_never_exceeds_the_window_and_old_outputs_are_masked_and_
     # the newest outputs were never masked
     last = requests[-1].body["messages"]
     assert "[output pruned" not in json.dumps(last[-1]) and "[output pruned" not in json.dumps(last[-3])
-    events = [json.loads(r[0]) for r in store.db.execute("select detail from events where session_id = ? and kind = 'agent_compaction'", [sid])]
+    events = [
+        json.loads(r[0]) for r in store.db.execute("select detail from events where session_id = ? and kind = 'agent_compaction'", [sid])
+    ]
     assert events and all(e["layer"] == "mask" for e in events)  # masking was enough: no summary
 
 
@@ -95,7 +105,16 @@ def test_the_amounts_scale_with_the_window():
 
 
 REQUEST = "Port the config loader to TOML.\nKeep the public API; do not touch src/cli.py."
-SECTIONS = ["Original request", "Constraints and preferences", "Completed work", "Key decisions", "Current state", "Pending", "Errors and fixes", "Next step"]
+SECTIONS = [
+    "Original request",
+    "Constraints and preferences",
+    "Completed work",
+    "Key decisions",
+    "Current state",
+    "Pending",
+    "Errors and fixes",
+    "Next step",
+]
 
 
 def fake_summary(req, grow=False):
@@ -118,7 +137,10 @@ def long_session(api, steps, grow_summary=False):
         n = state["n"]
         if n < steps:
             (api.ws / f"src/mod_{n}.py").write_text(BIG)
-            return {"text": f"step {n}: reading src/mod_{n}.py", "tool_use": {"name": "read_file", "input": {"path": f"src/mod_{n}.py", "start_line": 1, "end_line": 150}}}
+            return {
+                "text": f"step {n}: reading src/mod_{n}.py",
+                "tool_use": {"name": "read_file", "input": {"path": f"src/mod_{n}.py", "start_line": 1, "end_line": 150}},
+            }
         return {"text": "Ported."}
 
     api.default = script
@@ -133,7 +155,10 @@ def run_long(agent_with, steps, limit=20_000, grow_summary=False):
         state = long_session(api, steps, grow_summary)
         result = agent.run(REQUEST)
         requests = api.messages()
-    events = [json.loads(r[0]) for r in store.db.execute("select detail from events where session_id = ? and kind = 'agent_compaction' order by id", [sid])]
+    events = [
+        json.loads(r[0])
+        for r in store.db.execute("select detail from events where session_id = ? and kind = 'agent_compaction' order by id", [sid])
+    ]
     return result, requests, events, "".join(out), state, agent
 
 
@@ -178,8 +203,10 @@ def test_prompt_too_long_from_the_api_corrects_the_estimate_compacts_and_retries
         api.ws = agent.workspace
         (api.ws / "src").mkdir()
         long_session(api, 8)
-        api.add({"status": 400, "message": "prompt is too long: 250000 tokens > 200000 maximum"},
-                match=lambda r: r.has_tools and "step 6" in json.dumps(r.body["messages"]))
+        api.add(
+            {"status": 400, "message": "prompt is too long: 250000 tokens > 200000 maximum"},
+            match=lambda r: r.has_tools and "step 6" in json.dumps(r.body["messages"]),
+        )
         assert agent.run(REQUEST) == "done"
         requests = api.messages()
     text = "".join(out)

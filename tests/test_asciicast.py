@@ -61,7 +61,7 @@ def test_the_escapes_in_c_and_in_python_agree_on_any_bytes():
 
     require(asciicast.ESCAPES_IN_C, "supervisor.recording._escape was not built")
     rnd = random.Random(11)
-    cases = [b"", b"plain", bytes(range(256)) * 2, b"\\\"\r\n" * 1000]
+    cases = [b"", b"plain", bytes(range(256)) * 2, b'\\"\r\n' * 1000]
     cases += [rnd.randbytes(rnd.randint(0, 400)) for _ in range(5000)]
     for data in cases:
         assert asciicast._escaped(data) == asciicast.escaped_in_python(data), data

@@ -85,15 +85,18 @@ def test_a_port_out_of_range_is_a_usage_error(port):
 def test_a_host_that_is_not_this_machine_is_said_in_one_line():
     done = run_cli("browse", "--host", "10.255.255.1")
     assert done.returncode == 1
-    assert done.stderr == ("supervise: cannot serve on 10.255.255.1: it is not an address of this machine "
-                           "(hint: use 127.0.0.1 for this machine only, or 0.0.0.0 for every network it is on)\n")
+    assert done.stderr == (
+        "supervise: cannot serve on 10.255.255.1: it is not an address of this machine "
+        "(hint: use 127.0.0.1 for this machine only, or 0.0.0.0 for every network it is on)\n"
+    )
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_port_0_announces_the_port_it_got_which_answers_and_a_signal_ends_it_cleanly(stop, tmp_path):
     env, opened = browser_log(tmp_path)
-    proc = subprocess.Popen([*SUPERVISE, "browse", "--port", "0", "--open"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        [*SUPERVISE, "browse", "--port", "0", "--open"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         first = proc.stderr.readline()
         m = re.fullmatch(r"supervise: serving (.+) at http://127\.0\.0\.1:(\d+)/ \(Ctrl-C to stop\)\n", first)
@@ -165,7 +168,9 @@ def test_a_runaway_pattern_in_a_text_log_is_reported_turned_off_as_a_live_run_do
 def test_a_runaway_pattern_in_a_recording_is_reported_with_its_time(runaway, tmp_path):
     cast = tmp_path / "session.cast"
     events = [[0.1, "o", "hello\r\n"], [0.5, "o", "a" * 60 + "!\r\n"], [1.0, "o", "Conversation compacted\r\n"]]
-    cast.write_text("\n".join(json.dumps(e) for e in [{"version": 2, "width": 100, "height": 24, "command": "never-run-runaway"}, *events]) + "\n")
+    cast.write_text(
+        "\n".join(json.dumps(e) for e in [{"version": 2, "width": 100, "height": 24, "command": "never-run-runaway"}, *events]) + "\n"
+    )
     done = run_cli("patterns", "check", "--patterns", str(runaway), str(cast))  # the set named by the recording's command
     assert done.returncode == 1
     assert done.stderr.splitlines() == [

@@ -23,15 +23,23 @@ def recorded() -> list[dict]:
     [
         (["--nmae", "x", "--", "echo", "hi"], "supervise: unknown option '--nmae' (hint: did you mean `--name`?)"),
         (["--on-limt", "wait", "--", "echo", "hi"], "supervise: unknown option '--on-limt' (hint: did you mean `--on-limit`?)"),
-        (["run", "--frobnicate", "--", "echo", "x"], "supervise: unknown option '--frobnicate' (hint: `supervise run --help` lists the options)"),
+        (
+            ["run", "--frobnicate", "--", "echo", "x"],
+            "supervise: unknown option '--frobnicate' (hint: `supervise run --help` lists the options)",
+        ),
         (["session"], "supervise: unknown command 'session' (hint: did you mean `supervise sessions`?)"),
         (["sesions", "--json"], "supervise: unknown command 'sesions' (hint: did you mean `supervise sessions`?)"),
         (["list"], "supervise: unknown command 'list' (hint: `supervise --help` lists the commands; a program to run goes after `--`)"),
-        (["sessions", "--al"], "supervise: sessions: No such option: --al (Possible options: --all, --help) "
-                               "(hint: `supervise sessions --help` lists what it takes)"),
+        (
+            ["sessions", "--al"],
+            "supervise: sessions: No such option: --al (Possible options: --all, --help) "
+            "(hint: `supervise sessions --help` lists what it takes)",
+        ),
         (["show"], "supervise: show: Missing argument 'session_id'. (hint: `supervise show --help` lists what it takes)"),
-        (["patterns", "chek"], "supervise: patterns: No such command 'chek'. Did you mean 'check'? "
-                               "(hint: `supervise patterns --help` lists what it takes)"),
+        (
+            ["patterns", "chek"],
+            "supervise: patterns: No such command 'chek'. Did you mean 'check'? (hint: `supervise patterns --help` lists what it takes)",
+        ),
     ],
 )
 def test_a_typo_is_refused_in_one_line_and_nothing_is_recorded(args, line):
@@ -49,7 +57,12 @@ def test_a_program_named_without_dashes_still_runs():
 
 
 def test_options_before_the_command_in_each_spelling_still_work():
-    for args in (["--name=a", "--", "true"], ["-n", "b", "--", "true"], ["-nc", "--", "true"], ["--record-input", "--inject", "off", "--", "true"]):
+    for args in (
+        ["--name=a", "--", "true"],
+        ["-n", "b", "--", "true"],
+        ["-nc", "--", "true"],
+        ["--record-input", "--inject", "off", "--", "true"],
+    ):
         assert run_cli(*args).returncode == 0, args
     assert [s["name"] for s in recorded()] == [None, "c", "b", "a"]
 
@@ -66,22 +79,32 @@ def test_output_that_cannot_be_written_is_said_in_one_line():
     run_cli("--", "echo", "hi", check=True)
     with open("/dev/full", "w") as full:
         p = subprocess.run([*SUPERVISE, "sessions"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
-    assert (p.returncode, p.stderr) == (1, "supervise: cannot write the output: No space left on device "
-                                           "(hint: check the file or disk it goes to)\n")
+    assert (p.returncode, p.stderr) == (
+        1,
+        "supervise: cannot write the output: No space left on device (hint: check the file or disk it goes to)\n",
+    )
 
 
 def test_a_reader_that_stops_early_ends_the_command_quietly():
     sid = run_cli("--", "echo", "hi", check=True) and latest()["id"]
-    p = subprocess.run(f"{SUPERVISE[0]} show {sid} | head -1; echo \"rc=${{PIPESTATUS[0]}}\"", shell=True, executable="/bin/bash",
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        f'{SUPERVISE[0]} show {sid} | head -1; echo "rc=${{PIPESTATUS[0]}}"',
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.stdout == f"id:               {sid}\nrc=0\n"
     assert p.stderr == ""
 
 
 def test_an_id_far_too_long_is_not_looked_up():
     p = run_cli("show", "a" * 60_000)
-    assert (p.returncode, p.stderr) == (1, "supervise: '" + "a" * 40 + "…' is not a session id: ids are 6 letters and digits "
-                                           "(hint: run `supervise sessions` to list ids)\n")
+    assert (p.returncode, p.stderr) == (
+        1,
+        "supervise: '" + "a" * 40 + "…' is not a session id: ids are 6 letters and digits (hint: run `supervise sessions` to list ids)\n",
+    )
 
 
 def test_an_id_with_control_keys_is_quoted_without_them():
@@ -90,6 +113,7 @@ def test_an_id_with_control_keys_is_quoted_without_them():
 
 
 # -- a running session is not resumed twice ---------------------------------------------------------
+
 
 def _running() -> dict:
     def started():
@@ -104,9 +128,12 @@ def test_resuming_a_running_session_is_refused_unless_forced():
     try:
         s = _running()
         p = run_cli("resume", s["id"])
-        assert (p.returncode, p.stderr) == (1, f"supervise: session {s['id']} is running under supervise pid {s['pid']} "
-                                               f"(hint: switch to the terminal it runs in, or `kill {s['pid']}` to end it; "
-                                               f"--force resumes it anyway)\n")
+        assert (p.returncode, p.stderr) == (
+            1,
+            f"supervise: session {s['id']} is running under supervise pid {s['pid']} "
+            f"(hint: switch to the terminal it runs in, or `kill {s['pid']}` to end it; "
+            f"--force resumes it anyway)\n",
+        )
         assert len(recorded()) == 1
         forced = spawn(["resume", s["id"], "--force"])
         try:
@@ -122,8 +149,12 @@ def test_resuming_a_running_session_is_refused_unless_forced():
 def test_two_resumes_at_once_one_wins_and_the_other_is_refused():
     run_cli("--", "sleep", "0", check=True)
     sid = latest()["id"]
-    both = [subprocess.Popen([*SUPERVISE, "resume", sid, "--", "60"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    both = [
+        subprocess.Popen(
+            [*SUPERVISE, "resume", sid, "--", "60"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     try:
         refused = wait_for(lambda: [p for p in both if p.poll() is not None], timeout=30)
         assert len(refused) == 1

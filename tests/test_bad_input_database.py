@@ -19,8 +19,10 @@ CONTEXT_NOTE = "recordings hold no contexts: `supervise summarize ID` makes one"
 
 
 def damage_line(db: Path) -> str:
-    return (f"supervise: database {db} is damaged: SQLite cannot read all of it (hint: `supervise doctor --repair` keeps what is "
-            f"readable, moves the damaged file aside and brings every recording back)")
+    return (
+        f"supervise: database {db} is damaged: SQLite cannot read all of it (hint: `supervise doctor --repair` keeps what is "
+        f"readable, moves the damaged file aside and brings every recording back)"
+    )
 
 
 def recorded(n: int) -> list[dict]:
@@ -61,21 +63,30 @@ def listed() -> list[dict]:
 
 # -- the damage is said, the same way, by every command ------------------------------------------
 
+
 def test_every_command_that_meets_a_damaged_database_says_so_in_the_line_doctor_gives(home):
     sessions = recorded(4)
     db = home / "supervise.db"
     damaged = damage(db, "sessions")
     files = folder_bytes(home)
     sid = sessions[1]["id"]
-    for args in (["sessions"], ["show", sid], ["export", sid], ["context", sid], ["export", sid, "-f", "json"],
-                 ["resume", sid], ["sessions", "--json"]):
+    for args in (
+        ["sessions"],
+        ["show", sid],
+        ["export", sid],
+        ["context", sid],
+        ["export", sid, "-f", "json"],
+        ["resume", sid],
+        ["sessions", "--json"],
+    ):
         done = run_cli(*args)
         assert (done.returncode, done.stderr, done.stdout) == (1, damage_line(db) + "\n", ""), args
     doctor = run_cli("doctor")
     assert doctor.returncode == 1
     at = doctor.stdout.splitlines().index(f"problem  database   database {db} is damaged: SQLite cannot read all of it")
-    assert doctor.stdout.splitlines()[at + 1] == (" " * 20 + "fix: `supervise doctor --repair` keeps what is readable, moves the "
-                                                  "damaged file aside and brings every recording back")
+    assert doctor.stdout.splitlines()[at + 1] == (
+        " " * 20 + "fix: `supervise doctor --repair` keeps what is readable, moves the damaged file aside and brings every recording back"
+    )
     assert db.read_bytes() == damaged and folder_bytes(home) == files  # nothing written over what is left
 
 
@@ -90,6 +101,7 @@ def test_a_run_that_meets_the_damage_says_it_in_the_same_line(home):
 
 # -- doctor --repair ------------------------------------------------------------------------------
 
+
 def test_repair_brings_every_session_back_from_a_damaged_database_and_keeps_the_damaged_file(home):
     sessions = recorded(4)
     before = exports(sessions)
@@ -102,8 +114,10 @@ def test_repair_brings_every_session_back_from_a_damaged_database_and_keeps_the_
     done = run_cli("doctor", "--repair")
     assert done.returncode == 0, done.stderr
     [aside] = [p for p in home.iterdir() if p.name.startswith("supervise.db.damaged-") and not p.name.endswith(("-wal", "-shm"))]
-    assert done.stderr == (f"supervise: moved the damaged database to {aside}; kept 0 sessions, {events} events, 0 contexts; "
-                           f"re-imported 4 sessions from their recordings; {CONTEXT_NOTE}\n")
+    assert done.stderr == (
+        f"supervise: moved the damaged database to {aside}; kept 0 sessions, {events} events, 0 contexts; "
+        f"re-imported 4 sessions from their recordings; {CONTEXT_NOTE}\n"
+    )
     assert aside.read_bytes() == damaged
     back = {s["id"]: s for s in listed()}
     assert sorted(back) == sorted(s["id"] for s in sessions)
@@ -113,8 +127,7 @@ def test_repair_brings_every_session_back_from_a_damaged_database_and_keeps_the_
     assert folder_bytes(home) == files  # the recordings and their logs as they were
 
     again = run_cli("doctor", "--repair")
-    assert (again.returncode, again.stderr) == (0, f"supervise: nothing to repair: the database {db} is sound and lists every "
-                                                   "recording\n")
+    assert (again.returncode, again.stderr) == (0, f"supervise: nothing to repair: the database {db} is sound and lists every recording\n")
     assert len(listed()) == 4
     assert "database" in run_cli("doctor").stdout and f"ok       database   {db} (4 sessions, integrity ok)" in run_cli("doctor").stdout
 
@@ -127,13 +140,17 @@ def test_repair_keeps_the_sessions_and_rebuilds_events_lost_on_a_bad_page(home):
 
     done = run_cli("doctor", "--repair")
     [aside] = [p for p in home.iterdir() if p.name.startswith("supervise.db.damaged-") and not p.name.endswith(("-wal", "-shm"))]
-    assert (done.returncode, done.stderr) == (0, f"supervise: moved the damaged database to {aside}; kept 4 sessions, 0 events, "
-                                                 "0 contexts; re-imported 0 sessions from their recordings; rebuilt the events "
-                                                 "of 4 kept sessions from their recordings\n")
+    assert (done.returncode, done.stderr) == (
+        0,
+        f"supervise: moved the damaged database to {aside}; kept 4 sessions, 0 events, "
+        "0 contexts; re-imported 0 sessions from their recordings; rebuilt the events "
+        "of 4 kept sessions from their recordings\n",
+    )
     kept = {s["id"]: s for s in listed()}
     for s in sessions:  # the rows as they were: status, exit code, directory
-        assert {k: kept[s["id"]][k] for k in ("status", "exit_code", "cwd", "started")} == \
-               {k: s[k] for k in ("status", "exit_code", "cwd", "started")}
+        assert {k: kept[s["id"]][k] for k in ("status", "exit_code", "cwd", "started")} == {
+            k: s[k] for k in ("status", "exit_code", "cwd", "started")
+        }
         shown = json.loads(run_cli("show", s["id"], "--json", check=True).stdout)
         assert [(e["kind"], e["detail"].get("exit_code", "-")) for e in shown["events"]] == [("start", "-"), ("exit", 0)]
 
@@ -152,13 +169,18 @@ def test_a_database_moved_aside_by_hand_is_rebuilt_from_the_recordings_with_thei
             Path(f"{db}{suffix}").rename(home / f"supervise.db.corrupt{suffix}")
 
     doctor = run_cli("doctor")
-    assert f"warn     database   {db} (0 sessions, integrity ok); 3 recordings are not in the database ({home / 'sessions'})" \
+    assert (
+        f"warn     database   {db} (0 sessions, integrity ok); 3 recordings are not in the database ({home / 'sessions'})"
         in doctor.stdout.splitlines()
+    )
     assert " " * 20 + "fix: `supervise doctor --repair` brings them back" in doctor.stdout.splitlines()
 
     done = run_cli("doctor", "--repair")
-    assert (done.returncode, done.stderr) == (0, f"supervise: the database {db} is sound; re-imported 3 sessions from their "
-                                                 f"recordings (1 text log rendered again); {CONTEXT_NOTE}\n")
+    assert (done.returncode, done.stderr) == (
+        0,
+        f"supervise: the database {db} is sound; re-imported 3 sessions from their "
+        f"recordings (1 text log rendered again); {CONTEXT_NOTE}\n",
+    )
     assert sorted(s["id"] for s in listed()) == sorted(s["id"] for s in sessions)
     assert exports(sessions) == before
     assert log.read_bytes() == log_before  # the text log written again, as the live one was
@@ -179,8 +201,7 @@ def test_a_recording_that_cannot_be_read_is_named_and_left_as_it_is(home):
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         f"supervise: the database {home / 'supervise.db'} is sound; re-imported 0 sessions from their recordings",
-        f"supervise: could not re-import {bad}: {bad / 'session.cast'} is not an asciicast v2 file (hint: the folder is left "
-        "as it is)",
+        f"supervise: could not re-import {bad}: {bad / 'session.cast'} is not an asciicast v2 file (hint: the folder is left as it is)",
     ]
     assert (bad / "session.cast").read_bytes() == b"\x00not a recording\n" and sorted(os.listdir(bad)) == ["session.cast"]
 
@@ -188,8 +209,13 @@ def test_a_recording_that_cannot_be_read_is_named_and_left_as_it_is(home):
 def test_a_database_is_not_repaired_under_a_session_still_running(home):
     recorded(2)
     db = home / "supervise.db"
-    live = subprocess.Popen([*SUPERVISE, "--", "sleep", "60"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    live = subprocess.Popen(
+        [*SUPERVISE, "--", "sleep", "60"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while not [s for s in listed() if s["status"] == "active"]:
@@ -198,9 +224,12 @@ def test_a_database_is_not_repaired_under_a_session_still_running(home):
         [running] = [s for s in listed() if s["status"] == "active"]
         damaged = damage(db, "events")
         done = run_cli("doctor", "--repair")
-        assert (done.returncode, done.stderr) == (1, f"supervise: session {running['id']} is still running (pid {running['pid']}): "
-                                                     "its database is not repaired under it (hint: let it end (or `kill "
-                                                     f"{running['pid']}`), then run `supervise doctor --repair` again)\n")
+        assert (done.returncode, done.stderr) == (
+            1,
+            f"supervise: session {running['id']} is still running (pid {running['pid']}): "
+            "its database is not repaired under it (hint: let it end (or `kill "
+            f"{running['pid']}`), then run `supervise doctor --repair` again)\n",
+        )
         assert db.read_bytes() == damaged and not [p for p in home.iterdir() if ".damaged-" in p.name]
     finally:
         os.killpg(live.pid, signal.SIGTERM)
@@ -208,6 +237,7 @@ def test_a_database_is_not_repaired_under_a_session_still_running(home):
 
 
 # -- a read-only data directory -------------------------------------------------------------------
+
 
 @pytest.fixture
 def read_only(home):
@@ -246,8 +276,10 @@ def test_commands_that_only_read_work_on_a_read_only_data_directory(home, read_o
     assert db.read_bytes() == before and sorted(os.listdir(home)) == names  # nothing made, nothing changed
 
     run = run_cli_unprivileged("--", "echo", "hi")
-    assert (run.returncode, run.stderr) == (1, f"supervise: cannot write to data directory {home}: Permission denied (hint: set "
-                                               "SUPERVISE_HOME to a writable directory)\n")
+    assert (run.returncode, run.stderr) == (
+        1,
+        f"supervise: cannot write to data directory {home}: Permission denied (hint: set SUPERVISE_HOME to a writable directory)\n",
+    )
     repair = run_cli_unprivileged("doctor", "--repair")
     assert (repair.returncode, repair.stderr) == (1, run.stderr)
     assert db.read_bytes() == before and sorted(os.listdir(home)) == names
@@ -264,9 +296,12 @@ def test_a_read_only_database_that_needs_a_migration_says_so(home):
     db.chmod(0o400)
     try:
         done = run_cli_unprivileged("sessions")
-        assert (done.returncode, done.stderr) == (1, f"supervise: database {db} is read-only, and this supervise must upgrade its "
-                                                     f"schema to read it (hint: make {home} and the database writable and run "
-                                                     "any supervise command once, or read it with the supervise that wrote it)\n")
+        assert (done.returncode, done.stderr) == (
+            1,
+            f"supervise: database {db} is read-only, and this supervise must upgrade its "
+            f"schema to read it (hint: make {home} and the database writable and run "
+            "any supervise command once, or read it with the supervise that wrote it)\n",
+        )
     finally:
         home.chmod(0o700)
         db.chmod(0o600)

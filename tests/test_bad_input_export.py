@@ -69,8 +69,10 @@ def _real(path: Path) -> str:
     return os.path.realpath(path)
 
 
-@pytest.mark.parametrize("where", ["db", "db-path", "wal", "cast", "log", "recorder.err", "new-in-session", "new-in-sessions",
-                                   "symlink-to-db", "hard-link-to-cast"])
+@pytest.mark.parametrize(
+    "where",
+    ["db", "db-path", "wal", "cast", "log", "recorder.err", "new-in-session", "new-in-sessions", "symlink-to-db", "hard-link-to-cast"],
+)
 @pytest.mark.parametrize("force", [False, True])
 def test_export_never_writes_over_supervise_own_files(where, force, home, tmp_path):
     s = _session()
@@ -81,13 +83,22 @@ def test_export_never_writes_over_supervise_own_files(where, force, home, tmp_pa
     outside = f"(hint: give -o a file outside {h})"
     cases = {
         "db": (db, f"supervise: refusing to write over supervise's own database {db} {outside}"),
-        "db-path": (run_cli("db-path", check=True).stdout.strip(), f"supervise: refusing to write over supervise's own database {db} {outside}"),
+        "db-path": (
+            run_cli("db-path", check=True).stdout.strip(),
+            f"supervise: refusing to write over supervise's own database {db} {outside}",
+        ),
         "wal": (f"{db}-wal", f"supervise: refusing to write over supervise's own database {db}-wal {outside}"),
         "cast": (s["cast_path"], f"supervise: refusing to write over session {sid}'s recording {folder}/session.cast {outside}"),
         "log": (s["log_path"], f"supervise: refusing to write over session {sid}'s text log {folder}/session.log {outside}"),
-        "recorder.err": (f"{folder}/recorder.err", f"supervise: refusing to write over session {sid}'s file {folder}/recorder.err {outside}"),
+        "recorder.err": (
+            f"{folder}/recorder.err",
+            f"supervise: refusing to write over session {sid}'s file {folder}/recorder.err {outside}",
+        ),
         "new-in-session": (f"{folder}/mine.txt", f"supervise: refusing to write into supervise's sessions folder {h}/sessions {outside}"),
-        "new-in-sessions": (f"{h}/sessions/mine.txt", f"supervise: refusing to write into supervise's sessions folder {h}/sessions {outside}"),
+        "new-in-sessions": (
+            f"{h}/sessions/mine.txt",
+            f"supervise: refusing to write into supervise's sessions folder {h}/sessions {outside}",
+        ),
     }
     if where == "symlink-to-db":
         link = tmp_path / "innocent.json"
@@ -96,8 +107,10 @@ def test_export_never_writes_over_supervise_own_files(where, force, home, tmp_pa
     if where == "hard-link-to-cast":
         link = tmp_path / "innocent.cast"
         os.link(s["cast_path"], link)
-        cases[where] = (str(link), f"supervise: refusing to write over session {sid}'s recording {folder}/session.cast "
-                                   f"(linked as {_real(link)}) {outside}")
+        cases[where] = (
+            str(link),
+            f"supervise: refusing to write over session {sid}'s recording {folder}/session.cast (linked as {_real(link)}) {outside}",
+        )
     target, line = cases[where]
     before = _tree(home)
     done = run_cli("export", sid, "-f", "json", "-o", target, *(["--force"] if force else []))
@@ -136,8 +149,10 @@ def test_output_into_a_folder_or_nowhere_is_one_line(tmp_path):
     assert (done.returncode, done.stderr) == (1, f"supervise: {tmp_path} is a folder (hint: give -o a file name)\n")
     done = run_cli("export", s["id"], "-o", str(tmp_path / "no" / "x.txt"))
     assert (done.returncode, done.stderr) == (
-        1, f"supervise: cannot write {tmp_path}/no/x.txt: there is no folder {tmp_path}/no "
-           "(hint: create it first, or give -o a file in a folder that exists)\n")
+        1,
+        f"supervise: cannot write {tmp_path}/no/x.txt: there is no folder {tmp_path}/no "
+        "(hint: create it first, or give -o a file in a folder that exists)\n",
+    )
 
 
 def _small_files():
@@ -152,8 +167,9 @@ def test_an_export_that_fails_mid_way_leaves_no_half_file_and_the_old_one_as_it_
         out.write_text("the old export\n")
         os.chmod(out, 0o644)
     # a file size limit: writing past 64 KB fails with EFBIG, as a full disk would with ENOSPC
-    done = subprocess.run([*SUPERVISE, "export", s["id"], "-o", str(out), "--force"], capture_output=True, text=True,
-                          preexec_fn=_small_files, timeout=60)
+    done = subprocess.run(
+        [*SUPERVISE, "export", s["id"], "-o", str(out), "--force"], capture_output=True, text=True, preexec_fn=_small_files, timeout=60
+    )
     kept = f"{out} is as it was" if existing else "nothing was written"
     assert (done.returncode, done.stderr) == (1, f"supervise: cannot write {out}: File too large (hint: {kept})\n")
     if existing:
@@ -200,8 +216,10 @@ def test_a_recording_torn_in_its_header_with_the_log_gone_is_one_line(home):
     for fmt in ("text", "cast"):
         done = run_cli("export", s["id"], "-f", fmt)
         assert (done.returncode, done.stdout) == (1, "")
-        assert done.stderr == (f"supervise: the recording {cast} is damaged: its first line is not an asciicast v2 header "
-                               f"(hint: its events are still in the database: `supervise show {s['id']}`)\n"), fmt
+        assert done.stderr == (
+            f"supervise: the recording {cast} is damaged: its first line is not an asciicast v2 header "
+            f"(hint: its events are still in the database: `supervise show {s['id']}`)\n"
+        ), fmt
     assert s["id"] in _listed()
 
 
@@ -211,18 +229,28 @@ def test_a_recording_removed_outside_supervise_is_said_so(home):
     hint = f"(hint: its events are still in the database: `supervise show {sid}`)"
     Path(cast).unlink()
     done = run_cli("export", sid, "-f", "cast")
-    assert (done.returncode, done.stderr) == (1, f"supervise: the recording of session {sid} is gone: {cast} was removed outside supervise {hint}\n")
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"supervise: the recording of session {sid} is gone: {cast} was removed outside supervise {hint}\n",
+    )
     Path(log).unlink()
     done = run_cli("export", sid)
     assert (done.returncode, done.stderr) == (
-        1, f"supervise: the recording of session {sid} is gone: {cast} and {log} were removed outside supervise {hint}\n")
+        1,
+        f"supervise: the recording of session {sid} is gone: {cast} and {log} were removed outside supervise {hint}\n",
+    )
     done = run_cli("export", sid, "-f", "json")
     assert done.returncode == 0 and json.loads(done.stdout)["events"]  # what the database holds is still exported
-    assert done.stderr == f"supervise: the export has no text: the recording of session {sid} is gone: {cast} and {log} were removed outside supervise\n"
+    assert (
+        done.stderr
+        == f"supervise: the export has no text: the recording of session {sid} is gone: {cast} and {log} were removed outside supervise\n"
+    )
     shutil.rmtree(Path(cast).parent)
     done = run_cli("export", sid)
     assert (done.returncode, done.stderr) == (
-        1, f"supervise: the recording of session {sid} is gone: its folder {Path(cast).parent} was removed outside supervise {hint}\n")
+        1,
+        f"supervise: the recording of session {sid} is gone: its folder {Path(cast).parent} was removed outside supervise {hint}\n",
+    )
     assert sid in _listed()
 
 
@@ -233,7 +261,9 @@ def test_a_session_that_failed_before_starting_says_so():
     for fmt in ("text", "cast"):
         done = run_cli("export", sid, "-f", fmt)
         assert (done.returncode, done.stderr) == (
-            1, f"supervise: session {sid} has no recording (hint: it failed before starting: `supervise show {sid}` says why)\n")
+            1,
+            f"supervise: session {sid} has no recording (hint: it failed before starting: `supervise show {sid}` says why)\n",
+        )
     done = run_cli("export", sid, "-f", "json")
     assert (done.returncode, done.stderr) == (0, "") and json.loads(done.stdout)["text"] == ""
 

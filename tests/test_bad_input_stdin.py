@@ -122,8 +122,9 @@ def test_sigint_ends_a_run_whose_child_ignores_it():
 
 
 def test_sigint_ends_a_run_whose_child_obeys_it():
-    proc = subprocess.Popen([*SUPERVISE, "--", "sh", "-c", "echo ready; exec sleep 60"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*SUPERVISE, "--", "sh", "-c", "echo ready; exec sleep 60"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         assert proc.stdout.readline().strip() == b"ready"
         wait_for(lambda: (x := latest()) and x.get("child_pid"))
@@ -144,8 +145,11 @@ def test_claude_code_in_print_mode_reads_its_prompt_from_stdin(tmp_path, how):
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("please summarise the file you were given\n")
     with FakeAnthropic() as api:
-        env = {**claude_env(tmp_path / "claude-home", project, api.url), "SUPERVISE_HOME": os.environ["SUPERVISE_HOME"],
-               "PATH": f"{Path(claude_bin()).parent}:{os.environ['PATH']}"}
+        env = {
+            **claude_env(tmp_path / "claude-home", project, api.url),
+            "SUPERVISE_HOME": os.environ["SUPERVISE_HOME"],
+            "PATH": f"{Path(claude_bin()).parent}:{os.environ['PATH']}",
+        }
         argv = [*SUPERVISE, "--", "claude", "-p", "--model", CLAUDE_MODEL]
         if how == "file":
             with open(prompt, "rb") as fh:

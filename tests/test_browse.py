@@ -23,6 +23,7 @@ from test_injection import compact, quit_toy, toy  # noqa: F401  (toy: the fixtu
 def get(ds, path):
     async def fetch():
         return await ds.client.get(path)
+
     return asyncio.run(fetch())
 
 
@@ -101,8 +102,17 @@ def chromium(*args, profile):
     """Headless Chromium (Debian's package), as a person's browser would load the page."""
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     require(exe is not None, "Chromium is not installed (apt-get install chromium)")
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}", "--window-size=1280,900"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,900",
+    ]
     return subprocess.run([exe, *flags, *args], capture_output=True, text=True, timeout=90)
 
 

@@ -48,8 +48,9 @@ def stored_session(fixture, home: Path) -> tuple[Store, dict]:
     store = Store.open_default()
     log = home / f"{fixture.agent}.log"
     log.write_text("".join(line + "\n" for line in render_cast(fixture.path)), encoding="utf-8")
-    session = store.create_session(command=fixture.agent, argv=[fixture.agent], cwd=str(home), agent=fixture.agent,
-                                   log_path=str(log), cast_path=str(fixture.path))
+    session = store.create_session(
+        command=fixture.agent, argv=[fixture.agent], cwd=str(home), agent=fixture.agent, log_path=str(log), cast_path=str(fixture.path)
+    )
     store.finish_session(session["id"], COMPLETED, 0)
     for prompt, context in given_pairs(fixture):
         # no log offset: the new round reads the whole log, echoes and all
@@ -89,11 +90,20 @@ def garbling(request) -> dict:
     digest = request.last_user_text().split("## Session digest", 1)[-1]
     lines = digest.splitlines()
     prompt_lines = [line.strip() for line in lines if PROMPT_LIKE.match(line)]
-    return {"tool_use": {"name": "record_session_context", "input": {
-        "original_request": "Make the totals script",
-        "current_task": prompt_lines[-1] if prompt_lines else "(none)",
-        "completed_steps": [], "pending_steps": [], "key_decisions": [], "relevant_files": [],
-        "errors_and_resolutions": [line.strip() for line in lines if "[" in line][-20:]}}}
+    return {
+        "tool_use": {
+            "name": "record_session_context",
+            "input": {
+                "original_request": "Make the totals script",
+                "current_task": prompt_lines[-1] if prompt_lines else "(none)",
+                "completed_steps": [],
+                "pending_steps": [],
+                "key_decisions": [],
+                "relevant_files": [],
+                "errors_and_resolutions": [line.strip() for line in lines if "[" in line][-20:],
+            },
+        }
+    }
 
 
 @pytest.mark.parametrize("fixture", CHAINED, ids=lambda f: f.id)
@@ -110,8 +120,12 @@ def test_a_round_made_by_a_careless_model_holds_no_echo(fixture, home):
     store, session = stored_session(fixture, home)
     with FakeAnthropic() as api:
         api.add(garbling, match=lambda r: (r.body.get("tool_choice") or {}).get("name") == "record_session_context", times=None)
-        env = {"SUPERVISE_HOME": str(home), "SUPERVISE_CONFIG": str(home / "config"),
-               "ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": api.url}
+        env = {
+            "SUPERVISE_HOME": str(home),
+            "SUPERVISE_CONFIG": str(home / "config"),
+            "ANTHROPIC_API_KEY": "sk-ant-test",
+            "ANTHROPIC_BASE_URL": api.url,
+        }
         row = rounds.make(store, session, "test", config.load(env, backend="api"), env=env)
         sent = [r for r in api.messages() if r.body.get("tools")]
     assert row["source"] == "model", row["error"]
@@ -135,10 +149,16 @@ def test_the_detector_takes_no_echo_for_a_compaction_or_an_unknown_line(fixture)
     found = [d for t, frame in frames for d in detector.feed(t, frame.appeared, [r.text for r in log.rows])]
     events = [d for d in found if d.kind in NOT_IDLE]
     assert [[d.kind, d.pattern] for d in events] == fixture.expected["live_events"], (
-        f"{fixture.id}: the detector, told what was given, reported:\n" + "\n".join(f"  {d.t:7.3f}s {d.kind} {d.text[:160]!r}" for d in events))
+        f"{fixture.id}: the detector, told what was given, reported:\n"
+        + "\n".join(f"  {d.t:7.3f}s {d.kind} {d.text[:160]!r}" for d in events)
+    )
     given = echoes.Given.of((p, schema.quoted(c)) for p, c in given_pairs(fixture))
-    echoed = [d.text for d in found if d.kind == "unrecognized"
-              and (any(w in d.text for w in PROMPT_ONLY) or given.echo_line(d.text) or d.text.strip() in own_lines(fixture))]
+    echoed = [
+        d.text
+        for d in found
+        if d.kind == "unrecognized"
+        and (any(w in d.text for w in PROMPT_ONLY) or given.echo_line(d.text) or d.text.strip() in own_lines(fixture))
+    ]
     assert not echoed, f"{fixture.id}: supervise's typed context reported as unrecognized lines: {echoed}"
 
 

@@ -35,8 +35,7 @@ def run_chained(env: dict, cols: int = 120) -> str:
     """A demo session: the scripted compaction, then per turn: the user types it, then
     /compact; each time the agent must get its context back. Returns the session id."""
     argv = ["run", "--agent", "demo", "--inject", "type", "--", sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more"]
-    child = pexpect.spawn(SUPERVISE[0], argv, env={**env, "TERM": "xterm-256color"}, encoding="utf-8",
-                          timeout=60, dimensions=(40, cols))
+    child = pexpect.spawn(SUPERVISE[0], argv, env={**env, "TERM": "xterm-256color"}, encoding="utf-8", timeout=60, dimensions=(40, cols))
     try:
         child.expect_exact("demo: done: --json added and tested.")
         store = Store.open_default()
@@ -50,8 +49,9 @@ def run_chained(env: dict, cols: int = 120) -> str:
             child.expect(r"demo: my task: ([^\r\n]*)")
             assert child.match.group(1) == REQUEST, f"after compaction {i + 2} the agent's task was {child.match.group(1)!r}"
             # the round given back names this turn as the user's latest request, verbatim
-            given = wait_for(lambda: (lambda g: g if len(g) >= i + 2 else None)(
-                [e for e in store.events(sid) if e["kind"] == "injection"]), 15)
+            given = wait_for(
+                lambda: (lambda g: g if len(g) >= i + 2 else None)([e for e in store.events(sid) if e["kind"] == "injection"]), 15
+            )
             row = store.contexts(sid)[given[-1]["detail"]["round"] - 1]
             assert row["context"]["latest_request"] == turn, row["context"]
         child.expect_exact("demo› ")
@@ -107,12 +107,20 @@ def _digest(request) -> str:
 
 def paraphrasing(request) -> dict:
     """A model that rewords the user: the stored context must keep their words."""
-    return {"tool_use": {"name": "record_session_context", "input": {
-        "original_request": "Make the report command able to output JSON",
-        "current_task": "Working on what the user asked last",
-        "completed_steps": ["the JSON flag"], "pending_steps": [], "key_decisions": [],
-        "relevant_files": sorted(set(re.findall(r"src/\w+\.py", _digest(request)))),
-        "errors_and_resolutions": []}}}
+    return {
+        "tool_use": {
+            "name": "record_session_context",
+            "input": {
+                "original_request": "Make the report command able to output JSON",
+                "current_task": "Working on what the user asked last",
+                "completed_steps": ["the JSON flag"],
+                "pending_steps": [],
+                "key_decisions": [],
+                "relevant_files": sorted(set(re.findall(r"src/\w+\.py", _digest(request)))),
+                "errors_and_resolutions": [],
+            },
+        }
+    }
 
 
 def garbling(request) -> dict:
@@ -121,12 +129,20 @@ def garbling(request) -> dict:
     Given an echo of our own prompt, it would store it."""
     digest = _digest(request)
     prompt_lines = [line for line in digest.splitlines() if "demo›" in line or line.startswith("User:")]
-    return {"tool_use": {"name": "record_session_context", "input": {
-        "original_request": '"original_request": ' + json.dumps(digest.split("## Session digest")[0][-300:]),
-        "current_task": prompt_lines[-1] if prompt_lines else "(none)",
-        "completed_steps": [line for line in digest.splitlines() if line.startswith("●")][-10:],
-        "pending_steps": [], "key_decisions": [], "relevant_files": [],
-        "errors_and_resolutions": [line for line in digest.splitlines() if "[" in line][-10:]}}}
+    return {
+        "tool_use": {
+            "name": "record_session_context",
+            "input": {
+                "original_request": '"original_request": ' + json.dumps(digest.split("## Session digest")[0][-300:]),
+                "current_task": prompt_lines[-1] if prompt_lines else "(none)",
+                "completed_steps": [line for line in digest.splitlines() if line.startswith("●")][-10:],
+                "pending_steps": [],
+                "key_decisions": [],
+                "relevant_files": [],
+                "errors_and_resolutions": [line for line in digest.splitlines() if "[" in line][-10:],
+            },
+        }
+    }
 
 
 @pytest.mark.parametrize("model", [paraphrasing, garbling])

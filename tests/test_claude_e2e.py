@@ -21,15 +21,29 @@ def typed_ours(request):
         return False
     text = request.last_user_text()
     return text.startswith(HEAD) or ("<pasted_content" in text and HEAD in text)
+
+
 TASK = "answering numbered turns for the fake cheap model"  # only the fake summary says this
-SUMMARY = {"tool_use": {"name": "record_session_context", "input": {
-    "original_request": "turn 1: please say hello", "current_task": TASK,
-    "completed_steps": ["turns 1 to 3"], "pending_steps": [], "key_decisions": [], "relevant_files": [],
-    "errors_and_resolutions": []}}}
+SUMMARY = {
+    "tool_use": {
+        "name": "record_session_context",
+        "input": {
+            "original_request": "turn 1: please say hello",
+            "current_task": TASK,
+            "completed_steps": ["turns 1 to 3"],
+            "pending_steps": [],
+            "key_decisions": [],
+            "relevant_files": [],
+            "errors_and_resolutions": [],
+        },
+    }
+}
 
 
 def is_summary_request(r):
     return (r.body.get("tool_choice") or {}).get("name") == "record_session_context"
+
+
 COMPACTION_KINDS = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow"}
 
 
@@ -143,7 +157,9 @@ def test_manual_compact_is_one_compaction_and_the_hook_gives_the_context_once(cl
     from supervisor.store.database import Store
 
     store = Store.open_default()
-    rows = wait_for(lambda: (lambda r: r if {"compaction_started", "session_end"} <= {x["trigger"] for x in r} else None)(store.contexts(s["id"])), 30)
+    rows = wait_for(
+        lambda: (lambda r: r if {"compaction_started", "session_end"} <= {x["trigger"] for x in r} else None)(store.contexts(s["id"])), 30
+    )
     first = rows[0]
     assert first["trigger"] == "compaction_started" and first["source"] == "model" and first["model"] == "claude-haiku-4-5"
     assert first["prompt"].startswith(HEAD)
@@ -170,6 +186,7 @@ def test_plain_conversation_fires_no_compaction_event(claude):
 
 
 # -- giving the context back ---------------------------------------------------------------------
+
 
 def ours_in(request) -> int:
     """How many times a request carries our context prompt."""
@@ -198,8 +215,10 @@ def assert_given_once(api, first_turn_after):
 def test_automatic_compaction_gets_the_context_in_the_retried_turn(claude):
     screen, api = claude
     turns(screen, [1, 2])
-    api.add({"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"},
-            match=lambda r: r.last_user_text().startswith("turn 3") and not r.is_compaction)
+    api.add(
+        {"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"},
+        match=lambda r: r.last_user_text().startswith("turn 3") and not r.is_compaction,
+    )
     screen.type("turn 3: please say hello")
     screen.wait("Reply to: turn 3", 120)
     screen.wait(IDLE, 60)
@@ -235,8 +254,13 @@ def test_a_pending_injection_waits_out_a_permission_dialog(start_claude):
     screen.type("/compact")
     screen.wait("Compacted", 90)
     screen.wait(IDLE, 60)
-    api.add({"text": "I will clean the build.", "tool_use": {"name": "Bash", "input": {"command": "rm -rf build && ls", "description": "Clean the build"}}},
-            match=lambda r: r.last_user_text().startswith("please clean the build"))
+    api.add(
+        {
+            "text": "I will clean the build.",
+            "tool_use": {"name": "Bash", "input": {"command": "rm -rf build && ls", "description": "Clean the build"}},
+        },
+        match=lambda r: r.last_user_text().startswith("please clean the build"),
+    )
     screen.type("please clean the build")
     screen.wait("Do you want to proceed", 60)
     from supervisor.store.database import Store
@@ -307,8 +331,12 @@ def test_ctrl_z_suspends_claude_code_to_the_shell_and_fg_brings_it_back(start_cl
 
     _, api = start_claude()  # the fake API set up (this first Claude Code is left idle)
     project = tmp_path / "work"
-    env = {**claude_env(tmp_path / "claude-home", project, api.url), "SUPERVISE_HOME": str(tmp_path / "home"),
-           "PS1": "SHELL$ ", "HISTFILE": "/dev/null"}
+    env = {
+        **claude_env(tmp_path / "claude-home", project, api.url),
+        "SUPERVISE_HOME": str(tmp_path / "home"),
+        "PS1": "SHELL$ ",
+        "HISTFILE": "/dev/null",
+    }
     sh = Screen([], env, project, supervise=["bash", "--norc", "--noprofile", "-i"])
     try:
         sh.wait(r"SHELL\$", 10)
@@ -328,17 +356,24 @@ def test_ctrl_z_suspends_claude_code_to_the_shell_and_fg_brings_it_back(start_cl
 
 # -- long sessions: several compactions, the user typing between --------------------------------
 
+
 def garbled_summary(request):
     """A cheap model that copies the wrong lines: a prompt-like line nested as the request,
     the last one as the task, every line with a bracket as an error. Read from a digest that
     held our own prompt, it would store it."""
     text = request.last_user_text()
     said = [line for line in text.splitlines() if line.startswith(("❯ ", "User: "))]
-    return {"tool_use": {"name": "record_session_context", "input": {
-        **SUMMARY["tool_use"]["input"],
-        "original_request": '"original_request": "' + (said[0] if said else "?"),
-        "current_task": said[-1] if said else "?",
-        "errors_and_resolutions": [line for line in text.splitlines() if "[" in line][-5:]}}}
+    return {
+        "tool_use": {
+            "name": "record_session_context",
+            "input": {
+                **SUMMARY["tool_use"]["input"],
+                "original_request": '"original_request": "' + (said[0] if said else "?"),
+                "current_task": said[-1] if said else "?",
+                "errors_and_resolutions": [line for line in text.splitlines() if "[" in line][-5:],
+            },
+        }
+    }
 
 
 @pytest.mark.parametrize("inject", ["auto", "type"])
@@ -376,7 +411,10 @@ def test_three_compactions_with_turns_between_never_read_back_our_words(start_cl
         assert ctx["original_request"] == said[0], (row["round"], ctx)
         assert ctx["latest_request"] in said, (row["round"], ctx)
         text = json.dumps(ctx, ensure_ascii=False)
-        assert "[supervise]" not in text and "You are continuing" not in text and "Continue from the current task" not in text, (row["round"], ctx)
+        assert "[supervise]" not in text and "You are continuing" not in text and "Continue from the current task" not in text, (
+            row["round"],
+            ctx,
+        )
     assert rows[-1]["context"]["latest_request"] == said[-1]
     # the cheap model was never sent one of our prompts as the session's
     for r in api.messages():
@@ -398,15 +436,31 @@ def login_home(home: Path, project: Path, api_url: str) -> dict:
     import os
 
     (home / ".claude").mkdir(parents=True, exist_ok=True)
-    (home / ".claude.json").write_text(json.dumps({
-        "hasCompletedOnboarding": True, "theme": "dark",
-        "projects": {str(project): {"hasTrustDialogAccepted": True}},
-    }))
-    (home / ".claude" / "settings.json").write_text(json.dumps({"env": {
-        "ANTHROPIC_BASE_URL": api_url, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}}))
-    (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
-        "accessToken": LOGIN_TOKEN, "refreshToken": "sk-ant-ort01-refresh", "expiresAt": int((time.time() + 3600) * 1000),
-        "scopes": ["user:inference", "user:profile"], "subscriptionType": "max"}}))
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps({"env": {"ANTHROPIC_BASE_URL": api_url, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}})
+    )
+    (home / ".claude" / ".credentials.json").write_text(
+        json.dumps(
+            {
+                "claudeAiOauth": {
+                    "accessToken": LOGIN_TOKEN,
+                    "refreshToken": "sk-ant-ort01-refresh",
+                    "expiresAt": int((time.time() + 3600) * 1000),
+                    "scopes": ["user:inference", "user:profile"],
+                    "subscriptionType": "max",
+                }
+            }
+        )
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "SUPERVISE_SUMMARY_"))}
     return {**env, "HOME": str(home), "TERM": "xterm-256color"}
 

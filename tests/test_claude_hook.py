@@ -30,8 +30,9 @@ def test_the_settings_file_adds_our_hook_and_asks_for_startup_only_when_resumed(
 
 def run_hook(env, payload):
     command = claude.hook_command()
-    return subprocess.run(command, shell=True, input=json.dumps(payload), capture_output=True, text=True,
-                          env={"PATH": os.environ["PATH"], **env}, timeout=30)
+    return subprocess.run(
+        command, shell=True, input=json.dumps(payload), capture_output=True, text=True, env={"PATH": os.environ["PATH"], **env}, timeout=30
+    )
 
 
 def test_the_hook_prints_the_context_the_recorder_gives(tmp_path):
@@ -49,7 +50,9 @@ def test_the_hook_prints_the_context_the_recorder_gives(tmp_path):
     finally:
         server.close()
     assert done.returncode == 0
-    assert json.loads(done.stdout) == {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "[supervise] context for compact"}}
+    assert json.loads(done.stdout) == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "[supervise] context for compact"}
+    }
     assert asked == [{"source": "compact", "session_id": "u-1"}]
 
 
@@ -90,8 +93,7 @@ def test_a_recorder_that_cannot_start_stops_the_run_cleanly(tmp_path, monkeypatc
     env = {**os.environ, "SUPERVISE_CONFIG": str(tmp_path / "cfg"), "SUPERVISE_HOME": str(tmp_path / "home")}
     fds = set(os.listdir("/proc/self/fd"))
     with pytest.raises(SuperviseError) as failed:
-        session.run(session.RunOptions([str(agent)], cwd=str(tmp_path)), env=env, stdin_fd=None, stdout_fd=None,
-                    stderr=io.StringIO())
+        session.run(session.RunOptions([str(agent)], cwd=str(tmp_path)), env=env, stdin_fd=None, stdout_fd=None, stderr=io.StringIO())
     assert str(failed.value).startswith("supervise: cannot start the recorder: Cannot allocate memory; the agent was stopped (hint: ")
     assert not list(tmp_path.glob(f"{paths.SOCKET_DIR_PREFIX}*"))
     row = Store(tmp_path / "home" / "supervise.db").sessions()[0]

@@ -28,7 +28,7 @@ def start(tmp_path, home, extra_env=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(SUPERVISE_HOME=str(home), HOME=str(tmp_path / "home"), **(extra_env or {}))
     claude = tmp_path / "claude"
-    claude.write_text(f"#!/bin/sh\nexec {sys.executable} {TOY} --log {tmp_path / 'toy.jsonl'} --paste \"$@\"\n")
+    claude.write_text(f'#!/bin/sh\nexec {sys.executable} {TOY} --log {tmp_path / "toy.jsonl"} --paste "$@"\n')
     claude.chmod(0o755)
     screen = Screen(["--", str(claude)], env, tmp_path)
     screen.wait("toy: ready", 20)
@@ -43,8 +43,9 @@ def test_killing_the_supervisor_leaves_nothing_running_even_with_a_stuck_summary
     with FakeAnthropic() as api:
         # the session-end summary hangs: the recorder must still go, GRACE after the supervisor
         api.add({"text": "never mind", "delay": 120}, times=None)
-        screen = start(tmp_path, home, {"SUPERVISE_SUMMARY_BASE_URL": api.url, "SUPERVISE_SUMMARY_API_KEY": "k",
-                                        "SUPERVISE_RECORDER_GRACE": "2"})
+        screen = start(
+            tmp_path, home, {"SUPERVISE_SUMMARY_BASE_URL": api.url, "SUPERVISE_SUMMARY_API_KEY": "k", "SUPERVISE_RECORDER_GRACE": "2"}
+        )
         sid = latest()["id"]
         assert len(session_processes(sid)) >= 2  # the recorder and the agent
         left = socket_dirs() - before

@@ -196,7 +196,10 @@ def test_help_has_one_usage_line_and_flowing_sentences():
     top = run_cli("--help", env=wide).stdout
     assert top.count("Usage:") == 1 and "supervise [OPTIONS] -- AGENT [ARGS]... | COMMAND [ARGS]..." in top
     # a command's help is not broken where its docstring's lines were
-    assert any("agent and options; the agent's own conversation carried on" in line for line in run_cli("resume", "--help", env=wide).stdout.splitlines())
+    assert any(
+        "agent and options; the agent's own conversation carried on" in line
+        for line in run_cli("resume", "--help", env=wide).stdout.splitlines()
+    )
     assert any("API key, Docker and Datasette" in line for line in top.splitlines())
 
 

@@ -46,11 +46,24 @@ def test_every_keyword_line_is_found_where_it_first_stands_across_pieces(monkeyp
     still come at its first place in each piece, also when it is part of a longer line
     first, or the last line without a newline."""
     monkeypatch.setattr(digest, "SCAN_PIECE", 50)  # pieces of a few lines
-    lines = ["make: all tests passed", "an Error", "an Error", "Error", "plain output", "an Error", "Error",
-             "FAILED test_x", "  Error", "Error", "all tests passed", "FAILED test_x", "tail without newline Error"]
+    lines = [
+        "make: all tests passed",
+        "an Error",
+        "an Error",
+        "Error",
+        "plain output",
+        "an Error",
+        "Error",
+        "FAILED test_x",
+        "  Error",
+        "Error",
+        "all tests passed",
+        "FAILED test_x",
+        "tail without newline Error",
+    ]
     text = "\n".join(lines)
     found = digest._candidate_lines(text)
-    assert all(text[offset:offset + len(line)] == line for offset, line in found)
+    assert all(text[offset : offset + len(line)] == line for offset, line in found)
     assert all(offset == 0 or text[offset - 1] == "\n" for offset, _ in found)
     firsts = {}
     for offset, line in found:
@@ -71,11 +84,20 @@ def test_token_estimate_weighs_non_ascii_more():
 def test_the_transcript_gives_the_exact_request_and_tool_calls():
     records = [
         {"type": "user", "message": {"role": "user", "content": "Refactor the parser.\nKeep the public API."}},
-        {"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "text", "text": "I'll split it into a lexer and a parser."},
-            {"type": "tool_use", "name": "Bash", "input": {"command": "pytest -q tests/test_parser.py"}},
-        ]}},
-        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "is_error": True, "content": "E   AssertionError: 3 != 4"}]}},
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "I'll split it into a lexer and a parser."},
+                    {"type": "tool_use", "name": "Bash", "input": {"command": "pytest -q tests/test_parser.py"}},
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "message": {"role": "user", "content": [{"type": "tool_result", "is_error": True, "content": "E   AssertionError: 3 != 4"}]},
+        },
     ]
     told = digest.Told(claude_transcript.user_messages(records), claude_transcript.as_lines(records))
     d = digest.build("screen text\n", told=told)
@@ -92,6 +114,7 @@ def test_the_original_request_of_every_real_agent_is_found_verbatim(fixture):
     """Each agent draws the user's messages its own way: its pattern file says how. The
     request is in the digest, in the offline (heuristic) context, and in what a summary
     request sends the cheap model."""
+
     def folded(text):  # a message the agent wrapped itself reads as lines: the screen cannot tell
         return " ".join(text.split())
 
@@ -114,7 +137,9 @@ def test_a_later_round_reads_only_what_came_since_and_keeps_the_request(tmp_path
     from where round 1 stopped (with a little overlap), chained with round 1's context."""
     store = Store(tmp_path / "s.db")
     log = tmp_path / "session.log"
-    s = store.create_session(name=None, command="claude", argv=["claude"], agent="claude", cwd=str(tmp_path), pid=os.getpid(), parent_id=None, options={})
+    s = store.create_session(
+        name=None, command="claude", argv=["claude"], agent="claude", cwd=str(tmp_path), pid=os.getpid(), parent_id=None, options={}
+    )
     store.update_session(s["id"], log_path=str(log), cast_path=str(tmp_path / "none.cast"))
     early = "\n".join(f"early build step {i} of the lexer module" for i in range(20_000))
     log.write_text("❯ write a lexer for the config language\n" + early + "\n")
@@ -126,8 +151,9 @@ def test_a_later_round_reads_only_what_came_since_and_keeps_the_request(tmp_path
     assert first["log_offset"] == log.stat().st_size
     with open(log, "a") as fh:
         fh.write("❯ now add error recovery to the parser\nError: ParseError in parser.py line 12\nFixed: ParseError in parser.py\n")
-    second = rounds.make(store, store.get_session(s["id"]), "periodic", settings, env={}, live=True,
-                         pattern_set=patterns.load_all(env={})["claude"])
+    second = rounds.make(
+        store, store.get_session(s["id"]), "periodic", settings, env={}, live=True, pattern_set=patterns.load_all(env={})["claude"]
+    )
     assert second["round"] == 2 and second["log_offset"] == log.stat().st_size
     assert second["context"]["original_request"] == "write a lexer for the config language"  # carried by round 1
     assert second["context"]["current_task"] == "now add error recovery to the parser"
@@ -142,4 +168,7 @@ def test_a_continue_supervise_typed_is_not_the_users_latest_message():
     assert [t.text for t in userturns.find(marked, claude)] == ["continue", "fix the parser"]
     assert marked.splitlines()[4] == rounds.CONTINUED and marked.endswith("● Back at it.\n")
     records = [{"type": "user", "message": {"content": c}} for c in ("continue", "fix the parser", "continue")]
-    assert [r["message"]["content"] for r in rounds.without_typed(records, ["continue"], claude_transcript.user_text)] == ["continue", "fix the parser"]
+    assert [r["message"]["content"] for r in rounds.without_typed(records, ["continue"], claude_transcript.user_text)] == [
+        "continue",
+        "fix the parser",
+    ]

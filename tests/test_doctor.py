@@ -48,15 +48,19 @@ def fix_after(out: str, name: str) -> str:
 
 # -- decisions over data ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("printed, version", [
-    ("2.1.330 (Claude Code)\n", "2.1.330"),
-    ("codex-cli 0.169.0\n", "0.169.0"),
-    ("0.61.0\n", "0.61.0"),
-    ("1.18.33\n", "1.18.33"),
-    ("aider 0.86.2\n", "0.86.2"),
-    ("\x1b[1mcodex-cli\x1b[0m 0.170.0-alpha.3\n", "0.170.0-alpha.3"),
-    ("Usage: thing [options]\n", None),
-])
+
+@pytest.mark.parametrize(
+    "printed, version",
+    [
+        ("2.1.330 (Claude Code)\n", "2.1.330"),
+        ("codex-cli 0.169.0\n", "0.169.0"),
+        ("0.61.0\n", "0.61.0"),
+        ("1.18.33\n", "1.18.33"),
+        ("aider 0.86.2\n", "0.86.2"),
+        ("\x1b[1mcodex-cli\x1b[0m 0.170.0-alpha.3\n", "0.170.0-alpha.3"),
+        ("Usage: thing [options]\n", None),
+    ],
+)
 def test_the_version_is_read_from_what_each_agent_prints(printed, version):
     assert agents.parse_version(printed) == version
 
@@ -101,8 +105,9 @@ def test_docker_errors_from_the_real_sdk_name_the_fix(tmp_path):
 
 def test_a_package_built_without_a_c_compiler_is_a_warning_with_the_fix():
     check = machine.native_verdict(["the PTY loop's copy", "the recording's escapes"])
-    assert check.status == "warn" and check.detail == ("built without a C compiler: the PTY loop's copy and the "
-                                                       "recording's escapes in Python, so floods of output pass slower")
+    assert check.status == "warn" and check.detail == (
+        "built without a C compiler: the PTY loop's copy and the recording's escapes in Python, so floods of output pass slower"
+    )
     assert "apt install gcc python3-dev" in check.fix and "reinstall" in check.fix
 
 
@@ -110,12 +115,19 @@ def test_a_check_that_raises_is_a_problem_row_and_the_others_still_run():
     def broken():
         raise KeyError("lost")
 
-    assert checks.guarded("docker", broken) == [Check("docker", "problem", "the check itself failed: KeyError('lost')",
-                                                      "rerun with SUPERVISE_DEBUG=1 for the traceback, and report it")]
+    assert checks.guarded("docker", broken) == [
+        Check(
+            "docker",
+            "problem",
+            "the check itself failed: KeyError('lost')",
+            "rerun with SUPERVISE_DEBUG=1 for the traceback, and report it",
+        )
+    ]
     assert checks.guarded("native", machine.native) == [machine.native()]
 
 
 # -- the command --------------------------------------------------------------------------------
+
 
 def test_a_healthy_home_is_ok_and_exits_0(tmp_path, home):
     p = run_doctor(tmp_path)
@@ -167,8 +179,9 @@ def test_a_corrupt_database_is_a_problem_with_the_command_that_repairs_it_and_is
     p = run_doctor(tmp_path)
     assert p.returncode == 1
     assert line(p.stdout, "database") == f"problem  database   database {db} is damaged: SQLite cannot read all of it"
-    assert fix_after(p.stdout, "database") == ("fix: `supervise doctor --repair` keeps what is readable, moves the damaged file "
-                                               "aside and brings every recording back")
+    assert fix_after(p.stdout, "database") == (
+        "fix: `supervise doctor --repair` keeps what is readable, moves the damaged file aside and brings every recording back"
+    )
     assert line(p.stdout, "data dir").startswith("ok ")
     assert db.read_bytes() == garbage
     assert os.listdir(home) == ["supervise.db"]
@@ -181,8 +194,9 @@ def test_a_broken_user_pattern_file_is_a_problem_naming_the_file(tmp_path):
     mine.write_text('[agent]\nname="claude"\n[[patterns]]\nname="oops"\nevent="idle_prompt"\nregex="[unclosed"\n')
     p = run_doctor(tmp_path)
     assert p.returncode == 1
-    assert line(p.stdout, "patterns") == (f"problem  patterns   pattern file {mine}, pattern 'oops': bad regex '[unclosed': "
-                                          "unterminated character set at position 0")
+    assert line(p.stdout, "patterns") == (
+        f"problem  patterns   pattern file {mine}, pattern 'oops': bad regex '[unclosed': unterminated character set at position 0"
+    )
     assert fix_after(p.stdout, "patterns") == f"fix: fix the regex (Python `re` syntax), or remove {mine}"
 
 
@@ -201,13 +215,16 @@ def test_a_key_the_api_accepts_is_ok_and_never_shown(tmp_path, api):
     assert len(asked) == 1 and KEY in (asked[0].headers.get("x-api-key", "") + asked[0].headers.get("authorization", ""))
     assert KEY not in p.stdout + p.stderr and KEY[-12:] not in p.stdout + p.stderr
     as_json = run_doctor(tmp_path, "--json", ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=api.url).stdout
-    assert KEY not in as_json and {"name": "api", "status": "ok"}.items() <= next(c for c in json.loads(as_json) if c["name"] == "api").items()
+    assert (
+        KEY not in as_json and {"name": "api", "status": "ok"}.items() <= next(c for c in json.loads(as_json) if c["name"] == "api").items()
+    )
 
 
 def test_a_local_model_server_needs_no_key_and_is_said_to_be_local(tmp_path, api):
     p = run_doctor(tmp_path, SUPERVISE_SUMMARY_BASE_URL=api.url)
-    assert line(p.stdout, "api") == (f"ok       api        local: {api.url}, no key needed (summaries by claude-haiku-4-5; "
-                                      "nothing leaves this machine)")
+    assert line(p.stdout, "api") == (
+        f"ok       api        local: {api.url}, no key needed (summaries by claude-haiku-4-5; nothing leaves this machine)"
+    )
     assert f"auto → api (a local model server at {api.url})" in line(p.stdout, "summary")
     assert [r.path for r in api.requests] == ["/v1/models"]
 

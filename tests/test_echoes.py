@@ -59,12 +59,15 @@ def test_every_echo_form_is_taken_out_and_nothing_around_it(form):
     assert out == [*BEFORE, echoes.MARK, *AFTER], form
 
 
-@pytest.mark.parametrize("placeholder,size", [
-    ("❯ [Pasted text #1 +{lines} lines]", "lines"),
-    ("› [Pasted Content {chars} chars]", "chars"),
-    ("┃  [Pasted ~{lines} lines]", "lines"),
-    (" > [Pasted Text: {lines} lines]", "lines"),  # Gemini CLI 0.61.0
-])
+@pytest.mark.parametrize(
+    "placeholder,size",
+    [
+        ("❯ [Pasted text #1 +{lines} lines]", "lines"),
+        ("› [Pasted Content {chars} chars]", "chars"),
+        ("┃  [Pasted ~{lines} lines]", "lines"),
+        (" > [Pasted Text: {lines} lines]", "lines"),  # Gemini CLI 0.61.0
+    ],
+)
 def test_a_collapsed_paste_of_our_size_is_ours_and_another_is_the_users(placeholder, size):
     ours = placeholder.format(lines=PROMPT.count("\n") + 1, chars=len(PROMPT))
     theirs = placeholder.format(lines=PROMPT.count("\n") + 30, chars=len(PROMPT) * 3)
@@ -99,7 +102,9 @@ def test_the_users_turns_around_an_echo_are_theirs():
     claude = select(load_all([]), "claude")
     text = "\n".join([*BEFORE, *FORMS["Claude Code's history"], *AFTER])
     assert [t.text for t in userturns.find(echoes.strip(text, GIVEN), claude)] == [
-        "now add a review queue sorted by due date", "also export the deck as CSV"]
+        "now add a review queue sorted by due date",
+        "also export the deck as CSV",
+    ]
     # without the stripping, our prompt would be the latest thing "the user" said
     assert "[supervise]" in userturns.find(text, claude)[1].text
 

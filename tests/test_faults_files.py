@@ -69,7 +69,10 @@ def test_a_truncated_database_is_left_as_it_was_and_said_in_one_line(home):
     for i in range(20):
         _recorded(f"session-{i}")
     db = home / "supervise.db"
-    subprocess.run([sys.executable, "-c", f"import sqlite3; c = sqlite3.connect({str(db)!r}); c.execute('pragma wal_checkpoint(truncate)')"], check=True)
+    subprocess.run(
+        [sys.executable, "-c", f"import sqlite3; c = sqlite3.connect({str(db)!r}); c.execute('pragma wal_checkpoint(truncate)')"],
+        check=True,
+    )
     data = db.read_bytes()
     db.write_bytes(data[: len(data) // 3])
     before = db.read_bytes()
@@ -77,14 +80,17 @@ def test_a_truncated_database_is_left_as_it_was_and_said_in_one_line(home):
         done = run_cli(*args)
         assert done.returncode != 0, args
         said = done.stderr.strip().splitlines()
-        assert len(said) == 1 and said[0].startswith(f"supervise: database {db} is damaged") and "supervise doctor --repair" in said[0], (args, done.stderr)
+        assert len(said) == 1 and said[0].startswith(f"supervise: database {db} is damaged") and "supervise doctor --repair" in said[0], (
+            args,
+            done.stderr,
+        )
     assert db.read_bytes() == before  # nothing written over it
     assert run_cli("patterns", "list").returncode == 0  # what does not need the database still runs
     doctor = run_cli("doctor")
     assert doctor.returncode == 1 and "database" in doctor.stdout and "supervise doctor --repair" in doctor.stdout
 
 
-EVIL = r'''
+EVIL = r"""
 [agent]
 name = "slowpat"
 title = "A pattern file with one bad regex"
@@ -99,7 +105,7 @@ regex = '^(a+?)+?\1b'
 name = "fine"
 event = "compaction_finished"
 regex = 'Conversation compacted'
-'''
+"""
 
 WORDY = r"""
 import sys, time

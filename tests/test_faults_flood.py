@@ -65,8 +65,9 @@ class Peaks:
 def test_a_gigabyte_flood_is_recorded_whole_in_bounded_memory(home):
     lines, width = 10_000_000, 100  # 10M numbered lines of 100 characters: 1.01 GB
     flood = f"import sys\nw = sys.stdout.buffer.write\nfor i in range({lines}):\n    w(b'%099d\\n' % i)"
-    proc = subprocess.Popen([*SUPERVISE, "--", sys.executable, "-c", flood],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*SUPERVISE, "--", sys.executable, "-c", flood], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     peaks = Peaks(proc.pid)
     while proc.poll() is None:
         peaks.sample()
@@ -127,8 +128,14 @@ def test_a_flood_of_log_lines_leaves_the_text_log_a_person_would_have_read(home,
     with open(data, "wb") as fh:
         for _ in range(210_000_000 // len(block)):
             fh.write(block)
-    run = subprocess.run([*SUPERVISE, "--", "cat", str(data)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True, timeout=600)
+    run = subprocess.run(
+        [*SUPERVISE, "--", "cat", str(data)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr
     s = latest()
     try:
@@ -205,13 +212,20 @@ def _cast(path):
 def test_a_compaction_inside_a_flood_is_still_detected(home):
     """Under a flood the text log and the detector fall behind and catch up from the
     recording afterwards: what appeared in the middle is still seen, in order."""
-    flood = ("import sys\nw = sys.stdout.buffer.write\n"
-             "for i in range(400_000): w(b'%099d\\n' % i)\n"
-             "print('Compacting conversation', flush=True)\n"
-             "for i in range(400_000, 800_000): w(b'%099d\\n' % i)\n"
-             "print('Conversation compacted', flush=True)\n")
-    done = subprocess.run([*SUPERVISE, "--agent", "demo", "--inject", "off", "--", sys.executable, "-c", flood],
-                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
+    flood = (
+        "import sys\nw = sys.stdout.buffer.write\n"
+        "for i in range(400_000): w(b'%099d\\n' % i)\n"
+        "print('Compacting conversation', flush=True)\n"
+        "for i in range(400_000, 800_000): w(b'%099d\\n' % i)\n"
+        "print('Conversation compacted', flush=True)\n"
+    )
+    done = subprocess.run(
+        [*SUPERVISE, "--agent", "demo", "--inject", "off", "--", sys.executable, "-c", flood],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     s = latest()
     from helpers import session

@@ -41,10 +41,15 @@ for i in range({COMPACTIONS}):
 print('all done')
 """
 
+
 def _reader(base: str, stop: threading.Event, results: list) -> None:
     """A person browsing while the sessions run: the tables, a timeline, a search."""
-    pages = ["/supervise/sessions.json?_shape=array", "/supervise/events.json?_shape=array&_size=100",
-             "/supervise/contexts.json?_shape=array&_size=20", "/supervise/log_chunks.json?_search=working&_size=5"]
+    pages = [
+        "/supervise/sessions.json?_shape=array",
+        "/supervise/events.json?_shape=array&_size=100",
+        "/supervise/contexts.json?_shape=array&_size=20",
+        "/supervise/log_chunks.json?_search=working&_size=5",
+    ]
     while not stop.is_set():
         for page in pages:
             try:
@@ -61,9 +66,15 @@ def test_ten_sessions_write_one_database_while_it_is_browsed(home, tmp_path):
     with served() as base:
         reader = threading.Thread(target=_reader, args=(base, stop, pages))
         reader.start()
-        busy = [subprocess.Popen([*SUPERVISE, "--agent", "demo", "--inject", "off", "--", sys.executable, "-c", BUSY],
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                for _ in range(SESSIONS)]
+        busy = [
+            subprocess.Popen(
+                [*SUPERVISE, "--agent", "demo", "--inject", "off", "--", sys.executable, "-c", BUSY],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(SESSIONS)
+        ]
         # an eleventh session, interactive: what is typed comes back whole, in order
         typed = "".join(chr(ord("a") + i % 26) for i in range(200)) + "."
         c = spawn(["--", sys.executable, "-c", RAW_ECHO])

@@ -24,8 +24,15 @@ from helpers import RAW_ECHO, latest, spawn, wait_for
 from supervisor.store.database import Store
 
 TIMEOUT = 3  # SUPERVISE_SUMMARY_TIMEOUT in these tests: the longest a summary may take
-GOOD = {"original_request": "fix the parser", "current_task": "the parser", "completed_steps": [], "pending_steps": [],
-        "key_decisions": [], "relevant_files": [], "errors_and_resolutions": []}
+GOOD = {
+    "original_request": "fix the parser",
+    "current_task": "the parser",
+    "completed_steps": [],
+    "pending_steps": [],
+    "key_decisions": [],
+    "relevant_files": [],
+    "errors_and_resolutions": [],
+}
 
 
 def _settings(api):
@@ -33,10 +40,17 @@ def _settings(api):
 
 
 def _huge_answer():
-    message = {"id": "msg_huge", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-               "content": [{"type": "tool_use", "id": "toolu_1", "name": "record_session_context",
-                            "input": {**GOOD, "current_task": "x" * 30_000_000}}],
-               "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 10}}
+    message = {
+        "id": "msg_huge",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5",
+        "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "record_session_context", "input": {**GOOD, "current_task": "x" * 30_000_000}}
+        ],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 10, "output_tokens": 10},
+    }
     return json.dumps(message)
 
 

@@ -5,8 +5,7 @@ prompt; OpenCode to Claude Code, through Claude Code's SessionStart hook."""
 import json
 import time
 
-from agentdriver import (CLAUDE_IDLE, CLAUDE_MODEL, OPENCODE_IDLE, Screen, claude_bin, claude_login_env, opencode_bin,
-                         opencode_env)
+from agentdriver import CLAUDE_IDLE, CLAUDE_MODEL, OPENCODE_IDLE, Screen, claude_bin, claude_login_env, opencode_bin, opencode_env
 from fakeapi import FakeAnthropic
 from helpers import latest, session, wait_for
 from supervisor.store.database import Store

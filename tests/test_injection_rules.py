@@ -2,7 +2,8 @@
 Time is passed in, so the rules are checked at exact moments."""
 
 from supervisor.channel import Note
-from supervisor.giveback.injection import CONFIRM_WAIT, PASTE_END, PASTE_START, Context, Continue, Injector, prepare
+from supervisor.giveback.given import PASTE_END, PASTE_START, Context, Continue, prepare
+from supervisor.giveback.injection import CONFIRM_WAIT, Injector
 
 PROMPT = "[supervise] You are continuing earlier work.\n\nCurrent task: the parser"
 IDLE_SCREEN = ["> ", "toy: ready"]
@@ -98,11 +99,11 @@ def test_with_injection_off_nothing_is_given():
 
 
 def test_typed_text_is_plain_text_whatever_the_context_holds():
-    from supervisor.giveback.injection import MAX_TYPED, PASTE_END, PASTE_START, prepare
+    from supervisor.giveback.given import MAX_TYPED, PASTE_END, PASTE_START, prepare
 
     hostile = "a\x03b\x04c\r!touch /tmp/x\r\x1b[20\x1b[201~1~d\x1b]0;t\x07e\x1b[2Jf\x9b31mg"
     pasted = prepare(hostile, paste=True)
-    body = pasted[len(PASTE_START):-len(PASTE_END)]
+    body = pasted[len(PASTE_START) : -len(PASTE_END)]
     assert pasted.startswith(PASTE_START) and pasted.endswith(PASTE_END)
     assert body == "abc\n!touch /tmp/x\n1~defg"  # a nested marker cannot end the paste: no escape is left
     assert prepare(hostile, paste=False) == "abc !touch /tmp/x 1~defg"
@@ -141,6 +142,7 @@ def test_what_the_rules_decide_is_done_after_the_lock_is_released():
 
 
 # -- a continue after a usage limit is no context -------------------------------------------------
+
 
 def test_the_hook_never_gives_a_pending_continue_as_the_context():
     """A compaction with no fresh context yet, and a continue waiting: the hook hands over

@@ -17,9 +17,20 @@ from helpers import recorder_done, wait_for
 from procs import is_recorder, session_processes
 from supervisor.store.database import Store
 
-SUMMARY = {"tool_use": {"name": "record_session_context", "input": {
-    "original_request": "build the importer", "current_task": "importing the rows", "completed_steps": [],
-    "pending_steps": [], "key_decisions": [], "relevant_files": [], "errors_and_resolutions": []}}}
+SUMMARY = {
+    "tool_use": {
+        "name": "record_session_context",
+        "input": {
+            "original_request": "build the importer",
+            "current_task": "importing the rows",
+            "completed_steps": [],
+            "pending_steps": [],
+            "key_decisions": [],
+            "relevant_files": [],
+            "errors_and_resolutions": [],
+        },
+    }
+}
 SCRIPT = "echo '> build the importer'; for i in $(seq 1 200); do echo \"imported row $i\"; done"
 
 
@@ -72,7 +83,9 @@ def test_the_last_round_is_made_however_busy_the_machine_is(api):
     row = json.loads(shown.stdout)
     store = Store.open_default()
     rows = store.contexts(sid)
-    assert [(r["trigger"], r["source"]) for r in rows] == [("session_end", "model")], [(r["trigger"], r["error"], r["created"]) for r in rows]
+    assert [(r["trigger"], r["source"]) for r in rows] == [("session_end", "model")], [
+        (r["trigger"], r["error"], r["created"]) for r in rows
+    ]
     end = rows[0]
     assert row["round"] == end["round"] and row["prompt"] == end["prompt"]
     assert end["log_offset"] == Path(store.get_session(sid)["log_path"]).stat().st_size  # it read the session to its end

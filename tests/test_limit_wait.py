@@ -23,9 +23,29 @@ LIMIT = 6.0  # seconds until the demo agent's limit resets
 def demo(env_extra=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
     env.update(TERM="xterm-256color", SUPERVISE_LIMIT_MARGIN=str(MARGIN), **(env_extra or {}))
-    c = pexpect.spawn(SUPERVISE[0], ["run", "--agent", "demo", "--on-limit", "wait", "--",
-                                      sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more", "--limit-seconds", str(LIMIT)],
-                      env=env, encoding="utf-8", codec_errors="replace", timeout=60, dimensions=(40, 120))
+    c = pexpect.spawn(
+        SUPERVISE[0],
+        [
+            "run",
+            "--agent",
+            "demo",
+            "--on-limit",
+            "wait",
+            "--",
+            sys.executable,
+            "-P",
+            "-m",
+            "supervisor.cli.demo_agent",
+            "--more",
+            "--limit-seconds",
+            str(LIMIT),
+        ],
+        env=env,
+        encoding="utf-8",
+        codec_errors="replace",
+        timeout=60,
+        dimensions=(40, 120),
+    )
     c.expect_exact("demo: done: --json added and tested.")
     c.expect_exact("demo› ")
     return c
@@ -133,8 +153,11 @@ def claude_limited(tmp_path, home, reset: int, auto_continue: bool):
     project.mkdir()
     api = FakeAnthropic().start()
     api.add(usage_limit(reset), match=lambda r: "turn 2" in r.last_user_text())
-    env = {**claude_login_env(tmp_path / "claude-home", project, api.url), "SUPERVISE_HOME": str(home),
-           "SUPERVISE_LIMIT_MARGIN": str(MARGIN)}
+    env = {
+        **claude_login_env(tmp_path / "claude-home", project, api.url),
+        "SUPERVISE_HOME": str(home),
+        "SUPERVISE_LIMIT_MARGIN": str(MARGIN),
+    }
     if not auto_continue:
         settings = tmp_path / "claude-home" / ".claude" / "settings.json"
         settings.write_text(json.dumps({**json.loads(settings.read_text()), "autoContinueAtUsageLimit": False}))
@@ -170,6 +193,7 @@ def test_claude_code_goes_on_exactly_once_after_its_limit_resets_and_not_before(
         deadline = by + MARGIN + 20
         while time.time() < deadline and not any(r.received >= reset for r in api.messages() if not r.is_compaction):
             screen.pump(0.2)
+
         # supervise's wait is over (called off as Claude Code went on by itself, or its continue
         # typed), the limit cleared (it works again), and it is idle: a second one would have come by now
         def over():

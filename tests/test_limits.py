@@ -103,7 +103,10 @@ def test_a_wait_is_due_after_the_reset_plus_the_margin_and_counts_a_minute_shown
     assert waits.due(at("2026-11-24 16:22:00").timestamp()) is wait
     waits.finished(typed=True)
     # at most max_continues per session; never for a reset that cannot be read or is far off
-    assert waits.reached({"reset_at": "2026-11-24T18:00:00+00:00"}, now) == (None, "1 continues typed in this session already (the most: [limits] max_continues)")
+    assert waits.reached({"reset_at": "2026-11-24T18:00:00+00:00"}, now) == (
+        None,
+        "1 continues typed in this session already (the most: [limits] max_continues)",
+    )
     other = LimitWait(Limits(on_limit="wait"))
     assert other.reached({"reset_at": None}, now)[1] == "the reset time could not be read"
     assert "7 days" in other.reached({"reset_at": "2026-12-24T18:00:00+00:00"}, now)[1]

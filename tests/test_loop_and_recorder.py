@@ -27,7 +27,10 @@ def start_recorder(tmp_path):
     store = Store(tmp_path / "s.db")
     sid = store.create_session(command="x", argv=["x"], cwd="/", pid=os.getpid())["id"]
     config = RecorderConfig(
-        sid, str(tmp_path / "s.db"), str(tmp_path / "s.cast"), str(tmp_path / "s.log"),
+        sid,
+        str(tmp_path / "s.db"),
+        str(tmp_path / "s.cast"),
+        str(tmp_path / "s.log"),
         {"width": 40, "height": 10, "timestamp": 1, "command": "x"},
     )
     frames_r, frames_w = os.pipe()
@@ -148,7 +151,7 @@ def test_a_frame_larger_than_the_pipe_buffer_arrives_whole():
     def write() -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(w, view):]
+            view = view[os.write(w, view) :]
         os.close(w)
 
     writer = threading.Thread(target=write, daemon=True)

@@ -60,6 +60,7 @@ def run_loop(child_code, native_copy, *, act=None, terminal_gone_after=None, rec
     if terminal_gone_after is None:
         threads.append(threading.Thread(target=read_all, args=(term_r, shown)))
     else:
+
         def read_then_go():
             got = 0
             while got < terminal_gone_after:
@@ -144,6 +145,7 @@ done.set()
 flooding.join()
 print('GOT', line.strip(), flush=True)
 """
+
     def act(stdin_w, shown):
         flooding(shown)
         os.write(stdin_w, b"typed in the flood\r")
@@ -203,20 +205,22 @@ def test_output_reaches_the_recorder_while_the_agent_is_quiet(native_copy, tmp_p
     quiet until the recorder's side has what it printed (a loop that held it back until more
     output came would never send it: the agent gives up waiting and says so)."""
     got_line, got_burst = tmp_path / "got-line", tmp_path / "got-burst"
-    child = (f"import os, sys, time\n"
-             f"def until(path):\n"
-             f"    end = time.monotonic() + 60\n"
-             f"    while not os.path.exists(path):\n"
-             f"        if time.monotonic() > end:\n"
-             f"            print('gave up waiting for ' + path, flush=True)\n"
-             f"            return\n"
-             f"        time.sleep(0.01)\n"
-             f"print('a single line', flush=True)\n"
-             f"until({str(got_line)!r})\n"
-             f"sys.stdout.write(''.join('%07d burst line\\n' % i for i in range(300_000)))\n"
-             f"sys.stdout.flush()\n"
-             f"until({str(got_burst)!r})\n"
-             f"print('after the quiet', flush=True)\n")
+    child = (
+        f"import os, sys, time\n"
+        f"def until(path):\n"
+        f"    end = time.monotonic() + 60\n"
+        f"    while not os.path.exists(path):\n"
+        f"        if time.monotonic() > end:\n"
+        f"            print('gave up waiting for ' + path, flush=True)\n"
+        f"            return\n"
+        f"        time.sleep(0.01)\n"
+        f"print('a single line', flush=True)\n"
+        f"until({str(got_line)!r})\n"
+        f"sys.stdout.write(''.join('%07d burst line\\n' % i for i in range(300_000)))\n"
+        f"sys.stdout.flush()\n"
+        f"until({str(got_burst)!r})\n"
+        f"print('after the quiet', flush=True)\n"
+    )
     state = {"pending": b"", "tail": b"", "paused": False}
 
     def seen(frames):

@@ -19,8 +19,17 @@ def notices(steps, **settings) -> list[str]:
 
 
 def test_a_dialog_a_limit_a_compaction_and_a_long_turn_done_are_told():
-    steps = [(0, "waiting"), (1, "working"), (40, "waiting"), (50, "working"), (55, "permission"), (60, "working"),
-             (61, "compacting"), (70, "working"), (90, "limited")]
+    steps = [
+        (0, "waiting"),
+        (1, "working"),
+        (40, "waiting"),
+        (50, "working"),
+        (55, "permission"),
+        (60, "working"),
+        (61, "compacting"),
+        (70, "working"),
+        (90, "limited"),
+    ]
     assert notices(steps, done_after=30.0) == ["done", "permission", "compacting", "limited"]
 
 
@@ -43,8 +52,10 @@ def test_placeholders_are_quoted_so_a_name_cannot_run_a_command(tmp_path):
 def test_a_failing_or_hanging_command_never_holds_up_the_session_and_is_told_once(tmp_path):
     go = tmp_path / "go"
     told = []
-    runner = Runner(Notify(command=f"while [ ! -e {go} ]; do sleep 0.02; done; exit 3", timeout=60.0),
-                    lambda where, exc: told.append((threading.current_thread(), str(exc))))
+    runner = Runner(
+        Notify(command=f"while [ ! -e {go} ]; do sleep 0.02; done; exit 3", timeout=60.0),
+        lambda where, exc: told.append((threading.current_thread(), str(exc))),
+    )
     for _ in range(3):
         runner.notify({"id": "abc234", "state": "done"})
     assert told == []  # each call came back while its command still waits: queued, not run on the caller's thread
@@ -92,9 +103,30 @@ def demo_limited(*flags, term="xterm-256color"):
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
     env.update(TERM=term)
-    c = pexpect.spawn(SUPERVISE[0], ["run", "--agent", "demo", "--name", "parser\x1b]2;pwned\x07work", *flags, "--",
-                                      sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more", "--limit-seconds", "3600"],
-                      env=env, encoding="utf-8", codec_errors="replace", timeout=60, dimensions=(40, 120))
+    c = pexpect.spawn(
+        SUPERVISE[0],
+        [
+            "run",
+            "--agent",
+            "demo",
+            "--name",
+            "parser\x1b]2;pwned\x07work",
+            *flags,
+            "--",
+            sys.executable,
+            "-P",
+            "-m",
+            "supervisor.cli.demo_agent",
+            "--more",
+            "--limit-seconds",
+            "3600",
+        ],
+        env=env,
+        encoding="utf-8",
+        codec_errors="replace",
+        timeout=60,
+        dimensions=(40, 120),
+    )
     c.expect_exact("demo: done: --json added and tested.")
     c.expect_exact("demo› ")
     c.send("limit: the next step")

@@ -20,7 +20,15 @@ import fixtureset
 SHIPPED = patterns.load_all(env={})
 
 
-NOT_IDLE = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow", "permission_prompt", "limit_reached"}
+NOT_IDLE = {
+    "compaction_started",
+    "compaction_finished",
+    "compaction_failed",
+    "context_low",
+    "context_overflow",
+    "permission_prompt",
+    "limit_reached",
+}
 RECORDINGS = fixtureset.load()
 
 
@@ -50,6 +58,7 @@ def test_the_users_messages_are_read_verbatim_from_the_screen(fixture):
     CLI) shows a slowly typed message twice, and a message the agent wrapped itself cannot
     be told from one with a line break (the digest folds both the same way). What supervise
     typed itself (`given`) is taken out first, as a session does before it reads the turns."""
+
     def messages(turns):
         return list(dict.fromkeys(" ".join(t.split()) for t in turns))
 
@@ -101,7 +110,9 @@ def test_context_low_carries_the_percentage_left():
     assert codex == [22, 2]  # "Context 100% left" and "94% left" are above the 30% threshold
 
 
-@pytest.mark.parametrize("fixture", [f for f in RECORDINGS if any(k == "limit_reached" for k, _ in f.expected["events"])], ids=lambda f: f.id)
+@pytest.mark.parametrize(
+    "fixture", [f for f in RECORDINGS if any(k == "limit_reached" for k, _ in f.expected["events"])], ids=lambda f: f.id
+)
 def test_a_recorded_usage_limit_says_when_it_resets(fixture):
     """Every limit an agent was recorded showing is read into a reset time (that a continue
     can wait for), unless the agent's own words name none (then its pattern has no groups)."""
@@ -171,9 +182,15 @@ status = "verified"
     [
         ("[agent\nname=", "is not valid TOML"),
         ("[[patterns]]\nname='x'", "has no [agent] table"),
-        ('[agent]\nname="a"\n[[patterns]]\nname="p1"\nevent="compaction_started"\nregex="(unclosed"', "pattern 'p1': bad regex '(unclosed': missing ), unterminated subpattern"),
+        (
+            '[agent]\nname="a"\n[[patterns]]\nname="p1"\nevent="compaction_started"\nregex="(unclosed"',
+            "pattern 'p1': bad regex '(unclosed': missing ), unterminated subpattern",
+        ),
         ('[agent]\nname="a"\n[[patterns]]\nname="p2"\nevent="exploded"\nregex="x"', "pattern 'p2': unknown event 'exploded'"),
-        ('[agent]\nname="a"\n[[patterns]]\nname="p3"\nevent="context_low"\nregex="\\\\d+%"', "pattern 'p3': a context_low regex must capture"),
+        (
+            '[agent]\nname="a"\n[[patterns]]\nname="p3"\nevent="context_low"\nregex="\\\\d+%"',
+            "pattern 'p3': a context_low regex must capture",
+        ),
         ('[agent]\nname="a"\n[[patterns]]\nname="p4"\nevent="idle_prompt"', "pattern 'p4': missing regex"),
     ],
 )
@@ -239,10 +256,18 @@ def test_pattern_files_reload_when_edited_without_restarting(tmp_path):
     from helpers import latest, session, spawn, wait_for
 
     # permission_prompt: unlike compaction events, repeats are not merged into one
-    toy = GOOD.replace('name = "claude"', 'name = "toy"').replace('commands = ["claude"]', 'commands = ["toy"]').replace("compaction_finished", "permission_prompt")
+    toy = (
+        GOOD.replace('name = "claude"', 'name = "toy"')
+        .replace('commands = ["claude"]', 'commands = ["toy"]')
+        .replace("compaction_finished", "permission_prompt")
+    )
     mine = write(tmp_path, "mine.toml", toy.replace("all squeezed", "first marker"))
     # typed "first_marker" (the terminal echo does not match) comes back as "GOT first marker"
-    reader = write(tmp_path, "reader.py", "import sys\nfor line in sys.stdin:\n    print('\\x1b[2J\\x1b[H' if line.strip() == 'CLEAR' else 'GOT ' + line.strip().replace('_', ' '), flush=True)\n")
+    reader = write(
+        tmp_path,
+        "reader.py",
+        "import sys\nfor line in sys.stdin:\n    print('\\x1b[2J\\x1b[H' if line.strip() == 'CLEAR' else 'GOT ' + line.strip().replace('_', ' '), flush=True)\n",
+    )
 
     def seen():
         return [e["detail"]["text"] for e in session(latest()["id"])["events"] if e["kind"] == "permission_prompt"]
@@ -291,8 +316,13 @@ def test_a_known_agent_without_patterns_is_said_at_start(tmp_path, monkeypatch):
     claude.write_text("#!/bin/sh\nexit 0\n")
     claude.chmod(0o755)
     err = io.StringIO()
-    code = session.run(session.RunOptions([str(claude)], cwd=str(tmp_path)), env={**os.environ, "SUPERVISE_CONFIG": str(tmp_path / "cfg")},
-                       stdin_fd=None, stdout_fd=None, stderr=err)
+    code = session.run(
+        session.RunOptions([str(claude)], cwd=str(tmp_path)),
+        env={**os.environ, "SUPERVISE_CONFIG": str(tmp_path / "cfg")},
+        stdin_fd=None,
+        stdout_fd=None,
+        stderr=err,
+    )
     assert code == 0
     first = err.getvalue().splitlines()[0]
     assert first.startswith("supervise: no pattern set for claude: its compactions will not be detected")

@@ -66,17 +66,25 @@ def test_ps_follows_claude_code_through_every_state_and_its_usage_limit(tmp_path
     with FakeAnthropic() as api:
         api.add(lambda r: {**default_reply(r), "delay": 4.0}, match=lambda r: r.is_compaction, times=None)
         api.add(lambda r: {**default_reply(r), "delay": 4.0}, match=lambda r: "slow" in r.last_user_text())
-        api.add({"text": "I will clean the build.", "tool_use": {"name": "Bash", "input": {"command": "rm -rf build", "description": "Clean the build"}}},
-                match=lambda r: r.has_tools and "clean" in r.last_user_text())
+        api.add(
+            {
+                "text": "I will clean the build.",
+                "tool_use": {"name": "Bash", "input": {"command": "rm -rf build", "description": "Clean the build"}},
+            },
+            match=lambda r: r.has_tools and "clean" in r.last_user_text(),
+        )
         reset = int(time.time()) + 25
         api.add(usage_limit(reset), match=lambda r: "limited" in r.last_user_text())
         # working 4 s, a second past SUPERVISE_NOTIFY_DONE_AFTER: a "done" whichever way the screen's timing falls
         api.add(lambda r: {**default_reply(r), "delay": 4.0}, match=lambda r: time.time() >= reset and not r.is_compaction, times=None)
         told = tmp_path / "told"
-        env = {**claude_login_env(tmp_path / "claude-home", project, api.url), "SUPERVISE_HOME": str(home),
-               # the user's notify command, a slow one: the session never waits for it
-               "SUPERVISE_NOTIFY_COMMAND": f"sleep 0.5; echo {{id}} {{agent}} {{state}} {{reset_at}} >> {told}",
-               "SUPERVISE_NOTIFY_DONE_AFTER": "3"}
+        env = {
+            **claude_login_env(tmp_path / "claude-home", project, api.url),
+            "SUPERVISE_HOME": str(home),
+            # the user's notify command, a slow one: the session never waits for it
+            "SUPERVISE_NOTIFY_COMMAND": f"sleep 0.5; echo {{id}} {{agent}} {{state}} {{reset_at}} >> {told}",
+            "SUPERVISE_NOTIFY_DONE_AFTER": "3",
+        }
         screen = Screen(["--", claude_bin(), "--model", CLAUDE_MODEL], env, project, cols=120, rows=30)
         watcher = Watcher(env)
         watcher.start()
@@ -123,6 +131,7 @@ def test_ps_follows_claude_code_through_every_state_and_its_usage_limit(tmp_path
             screen.child.sendcontrol("c")
             screen.close()
             watcher.join(10)
+
     # the user's command was run once per change worth telling, its placeholders filled
     def told_lines() -> list[str]:
         return told.read_text().splitlines() if told.exists() else []

@@ -40,8 +40,15 @@ class Contended:
 def test_a_frame_subscriber_that_raises_is_reported_once_and_the_others_still_hear_every_frame(tmp_path):
     store = Store(tmp_path / "s.db")
     sid = store.create_session(command="x", argv=["x"], cwd="/")["id"]
-    cfg = RecorderConfig(sid, str(tmp_path / "s.db"), str(tmp_path / "s.cast"), str(tmp_path / "s.log"),
-                         {"width": 40, "height": 10, "timestamp": 1, "command": "x"}, agent="claude", contexts=False)
+    cfg = RecorderConfig(
+        sid,
+        str(tmp_path / "s.db"),
+        str(tmp_path / "s.cast"),
+        str(tmp_path / "s.log"),
+        {"width": 40, "height": 10, "timestamp": 1, "command": "x"},
+        agent="claude",
+        contexts=False,
+    )
     reports: list[str] = []
     recorder = Recorder(cfg, config.load(), report=reports.append)
     heard: list[float] = []
@@ -55,15 +62,26 @@ def test_a_frame_subscriber_that_raises_is_reported_once_and_the_others_still_he
     recorder.finish()
     assert heard == [0.1, 0.2, 0.3]
     assert [line for line in reports if "broken" in line] == [
-        "supervise: a broken listener failed (cannot take a frame); the session goes on"]
+        "supervise: a broken listener failed (cannot take a frame); the session goes on"
+    ]
     assert (tmp_path / "s.log").read_text().splitlines() == ["line 1", "line 2", "line 3"]
 
 
 def test_the_events_a_frame_means_are_recorded_once_every_frame_subscriber_has_heard_it(tmp_path):
     said: list[tuple] = []
     log = open(tmp_path / "session.log", "w", encoding="utf-8")
-    r = Renderer(log, "avt", 60, 10, agent="claude", pattern_files=[], emit=lambda *e: said.append(("emitted", e[0], e[3])),
-                 fail=lambda where, exc: said.append(("FAILED", where, exc)), report=print, now=lambda: 0.0)
+    r = Renderer(
+        log,
+        "avt",
+        60,
+        10,
+        agent="claude",
+        pattern_files=[],
+        emit=lambda *e: said.append(("emitted", e[0], e[3])),
+        fail=lambda where, exc: said.append(("FAILED", where, exc)),
+        report=print,
+        now=lambda: 0.0,
+    )
 
     def first(t, screen, seen):
         said.append(("first heard", t))
@@ -109,8 +127,10 @@ def test_a_context_and_new_patterns_handed_in_mid_frame_wait_for_the_frame_to_be
     render.start()
     assert paused.inside.wait(10)  # the render thread is matching, under the detector's lock
     newer = _set(_pattern("compaction_started", saferegex.compile(r"Compacting conversation")))
-    others = [threading.Thread(target=detector.add_given, args=("the session so far: ...",)),
-              threading.Thread(target=detector.set_patterns, args=(newer,))]
+    others = [
+        threading.Thread(target=detector.add_given, args=("the session so far: ...",)),
+        threading.Thread(target=detector.set_patterns, args=(newer,)),
+    ]
     for thread in others:
         thread.start()
     assert lock.waiters.acquire(timeout=10) and lock.waiters.acquire(timeout=10)  # both wait for the lock
@@ -121,7 +141,8 @@ def test_a_context_and_new_patterns_handed_in_mid_frame_wait_for_the_frame_to_be
     assert [d.kind for d in found] == ["compaction_finished"]  # the frame, detected whole with the old patterns
     assert detector.patterns is newer and detector.given is not given_before
     assert [d.kind for d in detector.feed(2.0, [(1, "✻ Compacting conversation…")], ["", "✻ Compacting conversation…"])] == [
-        "compaction_started"]
+        "compaction_started"
+    ]
 
 
 def test_the_screen_read_from_another_thread_waits_for_the_slice_being_rendered():

@@ -6,8 +6,18 @@ from supervisor.recording.render import Renderer
 def test_the_renderer_logs_lines_and_emits_what_its_patterns_detect(tmp_path):
     emitted, frames = [], []
     log = open(tmp_path / "session.log", "w", encoding="utf-8")
-    r = Renderer(log, "avt", 60, 10, agent="claude", pattern_files=[], emit=lambda *e: emitted.append(e),
-                 fail=lambda where, exc: emitted.append(("FAILED", where, exc)), report=print, now=lambda: 0.0)
+    r = Renderer(
+        log,
+        "avt",
+        60,
+        10,
+        agent="claude",
+        pattern_files=[],
+        emit=lambda *e: emitted.append(e),
+        fail=lambda where, exc: emitted.append(("FAILED", where, exc)),
+        report=print,
+        now=lambda: 0.0,
+    )
     r.subscribe("frames", lambda t, screen, seen: frames.append(t))
     r.output(0.1, "hello\r\n✻ Conversation compacted (ctrl+o for history)\r\n")
     r.output(0.2, "bye\r\n")
@@ -27,8 +37,19 @@ def test_a_sudden_flood_is_left_in_the_recording_after_a_window_of_it_not_8_mb(t
     cast = open(tmp_path / "s.cast", "wb")
     writer = asciicast.Writer(cast, asciicast.Header(60, 10, 0))
     log = open(tmp_path / "session.log", "w", encoding="utf-8")
-    r = Renderer(log, "avt", 60, 10, agent=None, pattern_files=[], emit=lambda *e: None,
-                 fail=lambda where, exc: print(where, exc), report=print, now=lambda: 0.0, cast_path=str(tmp_path / "s.cast"))
+    r = Renderer(
+        log,
+        "avt",
+        60,
+        10,
+        agent=None,
+        pattern_files=[],
+        emit=lambda *e: None,
+        fail=lambda where, exc: print(where, exc),
+        report=print,
+        now=lambda: 0.0,
+        cast_path=str(tmp_path / "s.cast"),
+    )
     time.sleep(0.15)  # the first rate window is mostly quiet
     chunk = "".join(f"{i:05d} flood line\r\n" for i in range(4000))  # 72 KB
     waiting = []

@@ -121,7 +121,7 @@ def _started_session():
 def test_modes_a_crashed_child_left_on_are_turned_off():
     c = spawn(["--", "sh", "-c", r"printf '\033[?1049h\033[?25l\033[?2004h\033[>1u drawing'; sleep 0.2; kill -9 $$"])
     c.expect(pexpect.EOF)
-    tail = c.before[c.before.index("drawing"):]
+    tail = c.before[c.before.index("drawing") :]
     for reset in ("\x1b[?25h", "\x1b[?1049l", "\x1b[?2004l", "\x1b[<1u"):
         assert reset in tail
     # a well-behaved child that restores its modes gets nothing extra
@@ -248,7 +248,9 @@ def test_a_flood_of_output_is_recorded_whole_in_bounded_memory():
     size = 30_000_000
     proc = subprocess.Popen(
         [*SUPERVISE, "--", "sh", "-c", f"yes | head -c {size}"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     peak = 0
     while proc.poll() is None:

@@ -18,7 +18,9 @@ def box(docker_client, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     os.chmod(ws, 0o777)  # the container runs as another uid here (we are root)
-    b = sandbox.Sandbox.start(f"t{os.getpid()}{time.monotonic_ns() % 100000}", ws, "test-store", IMAGE, network="none", client=docker_client, user="1234:1234")
+    b = sandbox.Sandbox.start(
+        f"t{os.getpid()}{time.monotonic_ns() % 100000}", ws, "test-store", IMAGE, network="none", client=docker_client, user="1234:1234"
+    )
     yield b, ws
     b.close()
 
@@ -84,7 +86,9 @@ def test_no_daemon_and_a_missing_image_are_one_clear_error_each(docker_client, m
         sandbox.ensure_image(docker_client, "supervise-no-such-image:1")
 
 
-@pytest.mark.parametrize("path", ["../outside.txt", "src/../../outside.txt", "/etc/passwd", "/workspace/../etc/passwd", "link/passwd", "escape"])
+@pytest.mark.parametrize(
+    "path", ["../outside.txt", "src/../../outside.txt", "/etc/passwd", "/workspace/../etc/passwd", "link/passwd", "escape"]
+)
 def test_paths_outside_the_workspace_are_refused(tmp_path, path):
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -99,7 +103,10 @@ def test_paths_outside_the_workspace_are_refused(tmp_path, path):
 def test_file_tools_read_write_and_list_inside_the_workspace(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    assert tools.run(None, ws, "write_file", {"path": "/workspace/pkg/mod.py", "content": "a\nb\nc\n"}) == ("wrote 6 bytes to /workspace/pkg/mod.py", False)
+    assert tools.run(None, ws, "write_file", {"path": "/workspace/pkg/mod.py", "content": "a\nb\nc\n"}) == (
+        "wrote 6 bytes to /workspace/pkg/mod.py",
+        False,
+    )
     assert tools.run(None, ws, "read_file", {"path": "pkg/mod.py", "start_line": 2, "end_line": 3}) == ("b\nc\n", False)
     assert tools.run(None, ws, "list_directory", {}) == ("pkg/", False)
     big, _ = tools.run(None, ws, "write_file", {"path": "big.txt", "content": "x" * 50_000})

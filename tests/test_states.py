@@ -30,7 +30,13 @@ def test_nothing_known_is_starting_and_a_frame_that_shows_nothing_keeps_the_stat
 
 
 def test_a_dialog_is_permission_until_it_is_answered():
-    assert run(Tracker(), ["idle", "busy", "dialog", "dialog", "busy", "idle"]) == ["waiting", "working", "permission", "working", "waiting"]
+    assert run(Tracker(), ["idle", "busy", "dialog", "dialog", "busy", "idle"]) == [
+        "waiting",
+        "working",
+        "permission",
+        "working",
+        "waiting",
+    ]
 
 
 def test_a_compaction_is_compacting_from_its_start_to_its_end_busy_or_not():

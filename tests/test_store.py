@@ -14,11 +14,36 @@ def test_migrating_an_empty_database_creates_the_tables_with_their_columns(tmp_p
     store = Store(tmp_path / "s.db")
     cols = {t: set(store.db[t].columns_dict) for t in ("sessions", "events")}
     assert {
-        "id", "name", "command", "argv", "agent", "cwd", "started", "ended",
-        "exit_code", "status", "pid", "child_pid", "cast_path", "log_path", "parent_id", "agent_session_id", "options",
+        "id",
+        "name",
+        "command",
+        "argv",
+        "agent",
+        "cwd",
+        "started",
+        "ended",
+        "exit_code",
+        "status",
+        "pid",
+        "child_pid",
+        "cast_path",
+        "log_path",
+        "parent_id",
+        "agent_session_id",
+        "options",
     } <= cols["sessions"]
     assert {"id", "session_id", "time", "offset", "kind", "detail"} <= cols["events"]
-    assert migrations.applied(store.conn) == ["m001_sessions_and_events", "m002_agent_session_id", "m003_contexts", "m004_session_options", "m005_context_offsets", "m006_agent_messages", "m007_search", "m008_context_backend", "m009_session_state"]
+    assert migrations.applied(store.conn) == [
+        "m001_sessions_and_events",
+        "m002_agent_session_id",
+        "m003_contexts",
+        "m004_session_options",
+        "m005_context_offsets",
+        "m006_agent_messages",
+        "m007_search",
+        "m008_context_backend",
+        "m009_session_state",
+    ]
     assert {"source", "backend", "model", "error"} <= set(store.db["contexts"].columns_dict)
     assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert oct(os.stat(tmp_path / "s.db").st_mode & 0o777) == "0o600"
@@ -107,7 +132,9 @@ def test_a_database_from_an_older_supervise_is_upgraded_in_place(tmp_path):
     first = sqlite_utils.Migrations(SET)  # what the first release of the schema had
     first()(STEPS[0])
     first.apply(db)
-    db["sessions"].insert({"id": "abc234", "command": "claude", "argv": '["claude"]', "cwd": "/", "started": "2026-01-01", "status": "completed"})
+    db["sessions"].insert(
+        {"id": "abc234", "command": "claude", "argv": '["claude"]', "cwd": "/", "started": "2026-01-01", "status": "completed"}
+    )
     db.conn.close()
     store = Store(path)
     assert "agent_session_id" in store.db["sessions"].columns_dict
@@ -138,8 +165,10 @@ def test_supervisors_opening_one_database_at_once_all_get_it_migrated_once(tmp_p
             first()(migrations.STEPS[0])
             first.apply(db)
             db.conn.close()
-        procs = [subprocess.Popen([sys.executable, "-c", OPEN_WHEN_TOLD, str(path), str(go)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(6)]
+        procs = [
+            subprocess.Popen([sys.executable, "-c", OPEN_WHEN_TOLD, str(path), str(go)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            for _ in range(6)
+        ]
         go.touch()
         outputs = [p.communicate(timeout=60)[0].decode() for p in procs]
         assert all(p.returncode == 0 for p in procs), "\n".join(outputs)
@@ -188,8 +217,12 @@ def test_a_subscriber_that_raises_is_reported_and_the_others_still_hear_every_ev
     sink.subscribe("last", lambda kind, t, detail: heard.append(("last", kind)))
     sink.emit("compaction_started", 1.0, {}, "regex")
     sink.emit("compaction_finished", 2.0, {}, "regex")
-    assert heard == [("first", "compaction_started"), ("last", "compaction_started"),
-                     ("first", "compaction_finished"), ("last", "compaction_finished")]
+    assert heard == [
+        ("first", "compaction_started"),
+        ("last", "compaction_started"),
+        ("first", "compaction_finished"),
+        ("last", "compaction_finished"),
+    ]
     assert failures == [("broken", "cannot take compaction_started"), ("broken", "cannot take compaction_finished")]
     assert [e["kind"] for e in store.events(sid)] == ["compaction_started", "compaction_finished"]
 

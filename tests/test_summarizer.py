@@ -68,7 +68,10 @@ def test_malformed_twice_falls_back_to_the_heuristic(api, session_digest):
     result = summarizer.summarize(session_digest, None, cfg(api))
     assert result.source == "heuristic"
     assert result.error == "malformed answer (no tool call in the answer), twice"
-    assert result.context["original_request"].startswith(sessiongen.REQUEST.removeprefix("❯ ")[:40]) or sessiongen.REQUEST in result.context["original_request"]
+    assert (
+        result.context["original_request"].startswith(sessiongen.REQUEST.removeprefix("❯ ")[:40])
+        or sessiongen.REQUEST in result.context["original_request"]
+    )
     assert len(api.messages()) == 2
 
 
@@ -132,7 +135,14 @@ def test_contexts_are_made_periodically_and_at_the_end_of_a_session(tmp_path):
     from helpers import latest, wait_for
     from supervisor.store.database import Store
 
-    env = {**os.environ, "SUPERVISE_SUMMARY_EVERY_KB": "4", "SUPERVISE_SUMMARY_MIN_SECONDS": "0", "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "", "ANTHROPIC_BASE_URL": ""}
+    env = {
+        **os.environ,
+        "SUPERVISE_SUMMARY_EVERY_KB": "4",
+        "SUPERVISE_SUMMARY_MIN_SECONDS": "0",
+        "ANTHROPIC_API_KEY": "",
+        "ANTHROPIC_AUTH_TOKEN": "",
+        "ANTHROPIC_BASE_URL": "",
+    }
     script = "for i in $(seq 1 400); do echo \"built module $i\"; done; echo 'Error: KeyError in src/app.py'; sleep 7"
     run_cli("--agent", "aider", "--", "sh", "-c", script, env=env, check=True, timeout=60)
     sid = latest()["id"]
@@ -179,4 +189,3 @@ def test_a_local_model_server_is_asked_without_a_key(api, session_digest):
     proxied = config.load({"SUPERVISE_CONFIG": "/nonexistent", "ANTHROPIC_BASE_URL": api.url}).summary
     assert not proxied.local and not proxied.uses_api
     assert not config.load({"SUPERVISE_CONFIG": "/nonexistent", "SUPERVISE_SUMMARY_BASE_URL": "https://api.example.com"}).summary.local
-

@@ -94,6 +94,7 @@ def transcripts(home: Path) -> list[Path]:
 
 # -- Claude Code on a login ---------------------------------------------------------------------
 
+
 def test_claude_code_on_a_login_fills_the_context_with_our_prompt_and_schema(api, claude_home, session_digest):
     api.add(structured(GOOD, usage={"input_tokens": 2100, "output_tokens": 300}), times=None)
     env = login_env(claude_home)
@@ -137,15 +138,22 @@ LIMIT_HEADERS = {
 }
 
 
-@pytest.mark.parametrize("reply, reason", [
-    ({"status": 401, "message": "OAuth token revoked"}, "claude -p failed: Failed to authenticate. API Error: 401 OAuth token revoked"),
-    ({"status": 429, "message": "limit", "headers": LIMIT_HEADERS}, "claude -p failed: You've hit your 5-hour limit"),
-    ({"text": "I can't help with that."}, "malformed answer (no structured output; the model said: I can't help with that.), twice"),
-], ids=["is_error", "usage-limit", "refusal"])
+@pytest.mark.parametrize(
+    "reply, reason",
+    [
+        ({"status": 401, "message": "OAuth token revoked"}, "claude -p failed: Failed to authenticate. API Error: 401 OAuth token revoked"),
+        ({"status": 429, "message": "limit", "headers": LIMIT_HEADERS}, "claude -p failed: You've hit your 5-hour limit"),
+        ({"text": "I can't help with that."}, "malformed answer (no structured output; the model said: I can't help with that.), twice"),
+    ],
+    ids=["is_error", "usage-limit", "refusal"],
+)
 def test_an_error_a_limit_or_a_refusal_falls_back_to_the_heuristic_with_the_reason(api, claude_home, session_digest, reply, reason):
     if "headers" in reply:  # resets in an hour, as Claude Code reads it
         reset = str(int(time.time()) + 3600)
-        reply = {**reply, "headers": {**reply["headers"], "anthropic-ratelimit-unified-reset": reset, "anthropic-ratelimit-unified-5h-reset": reset}}
+        reply = {
+            **reply,
+            "headers": {**reply["headers"], "anthropic-ratelimit-unified-reset": reset, "anthropic-ratelimit-unified-5h-reset": reset},
+        }
     api.add(reply, times=None)
     result = summarizer.summarize(session_digest, None, cfg(), claude_session(), login_env(claude_home))
     assert (result.source, result.backend) == ("heuristic", "claude")
@@ -163,10 +171,14 @@ def test_a_hanging_api_is_cut_off_at_the_deadline_with_nothing_left_running(api,
     assert left_running(claude_home) == []  # its whole process group was killed
 
 
-@pytest.mark.parametrize("script, reason", [
-    ("cat >/dev/null; echo 'Welcome to Claude Code!'", "claude -p printed no JSON result: Welcome to Claude Code!"),
-    ("echo \"error: unknown option '--json-schema'\" >&2; exit 1", "claude -p failed (exit 1): error: unknown option '--json-schema'"),
-], ids=["garbage", "old-release"])
+@pytest.mark.parametrize(
+    "script, reason",
+    [
+        ("cat >/dev/null; echo 'Welcome to Claude Code!'", "claude -p printed no JSON result: Welcome to Claude Code!"),
+        ("echo \"error: unknown option '--json-schema'\" >&2; exit 1", "claude -p failed (exit 1): error: unknown option '--json-schema'"),
+    ],
+    ids=["garbage", "old-release"],
+)
 def test_output_that_is_not_claude_codes_json_falls_back(tmp_path, session_digest, script, reason):
     # A broken install or an old release, standing in for `claude` on PATH.
     bin_dir = tmp_path / "bin"
@@ -186,11 +198,13 @@ def test_claude_not_found_falls_back_without_running_anything(tmp_path, session_
 
 # -- through the CLI and the recorder ---------------------------------------------------------------
 
+
 def test_summarize_with_the_claude_backend_through_the_cli(api, claude_home):
     claude_dir = str(Path(claude_bin()).parent)
     env = login_env(claude_home, claude_dir)
-    run_cli("--", "sh", "-c", "echo '❯ fix the flaky test in tests/test_net.py'; echo 'Error: TimeoutError in test_net.py'",
-            env=env, check=True)
+    run_cli(
+        "--", "sh", "-c", "echo '❯ fix the flaky test in tests/test_net.py'; echo 'Error: TimeoutError in test_net.py'", env=env, check=True
+    )
     sid = json.loads(run_cli("sessions", "--json", env=env, check=True).stdout)[0]["id"]
     api.add(structured(GOOD), times=None)
     p = run_cli("summarize", "--summary-backend", "claude", sid, env=env, check=True)
@@ -217,8 +231,9 @@ def test_auto_uses_the_claude_code_the_session_ran(api, claude_home, tmp_path):
     log = tmp_path / "session.log"
     log.write_text("❯ add a --dry-run flag to the importer\n● Edit(src/importer.py)\n")
     store = Store.open_default()
-    session = store.create_session(command="claude", argv=[claude_bin()], agent="claude", cwd=str(tmp_path),
-                                   log_path=str(log), status="completed")
+    session = store.create_session(
+        command="claude", argv=[claude_bin()], agent="claude", cwd=str(tmp_path), log_path=str(log), status="completed"
+    )
     store.close()
     api.add(structured(GOOD), times=None)
     env = login_env(claude_home)
@@ -231,8 +246,20 @@ def test_a_summary_backend_given_to_run_reaches_the_recorder(api, claude_home):
     env = login_env(claude_home, str(Path(claude_bin()).parent))
     env["SUPERVISE_SUMMARY_BACKEND"] = "heuristic"  # the flag wins over it
     api.add(structured(GOOD), times=None)
-    run_cli("run", "--summary-backend", "claude", "--agent", "aider", "--", "sh", "-c", "echo '> build the importer'",
-            env=env, check=True, timeout=60)
+    run_cli(
+        "run",
+        "--summary-backend",
+        "claude",
+        "--agent",
+        "aider",
+        "--",
+        "sh",
+        "-c",
+        "echo '> build the importer'",
+        env=env,
+        check=True,
+        timeout=60,
+    )
     sid = json.loads(run_cli("sessions", "--json", env=env, check=True).stdout)[0]["id"]
     store = Store.open_default()
     row = wait_for(lambda: next((r for r in store.contexts(sid) if r["trigger"] == "session_end"), None), 30)
@@ -244,7 +271,9 @@ def test_doctor_names_what_auto_chooses_and_why(claude_home, tmp_path):
     config_dir = {"SUPERVISE_CONFIG": str(tmp_path / "config")}
     with_claude = run_cli("doctor", env={**login_env(claude_home, str(Path(claude_bin()).parent)), **config_dir})
     line = next(l for l in with_claude.stdout.splitlines() if l[9:].startswith("summary "))
-    assert line.startswith("ok       summary    auto → claude (no API key; claude answers here); claude 2.1.330: headless structured output ok"), line
+    assert line.startswith(
+        "ok       summary    auto → claude (no API key; claude answers here); claude 2.1.330: headless structured output ok"
+    ), line
     env = login_env(claude_home)
     env["PATH"] = "/usr/bin:/bin"  # no claude
     without = run_cli("doctor", env={**env, **config_dir})
@@ -254,14 +283,18 @@ def test_doctor_names_what_auto_chooses_and_why(claude_home, tmp_path):
 
 # -- auto's choice -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("has_key, agent, usable, expected", [
-    (True, "claude", {"claude": "/bin/claude"}, ("api", None)),
-    (False, "claude", {"claude": "/project/node_modules/.bin/claude"}, ("claude", "/project/node_modules/.bin/claude")),
-    (False, "aider", {"claude": "/usr/bin/claude"}, ("claude", "/usr/bin/claude")),
-    (False, None, {"claude": "/usr/bin/claude"}, ("claude", "/usr/bin/claude")),
-    (False, "claude", {}, ("heuristic", None)),
-    (False, "aider", {}, ("heuristic", None)),
-])
+
+@pytest.mark.parametrize(
+    "has_key, agent, usable, expected",
+    [
+        (True, "claude", {"claude": "/bin/claude"}, ("api", None)),
+        (False, "claude", {"claude": "/project/node_modules/.bin/claude"}, ("claude", "/project/node_modules/.bin/claude")),
+        (False, "aider", {"claude": "/usr/bin/claude"}, ("claude", "/usr/bin/claude")),
+        (False, None, {"claude": "/usr/bin/claude"}, ("claude", "/usr/bin/claude")),
+        (False, "claude", {}, ("heuristic", None)),
+        (False, "aider", {}, ("heuristic", None)),
+    ],
+)
 def test_auto_chooses_the_api_then_the_sessions_cli_then_another_then_the_heuristic(has_key, agent, usable, expected):
     chosen = choose.choose(has_key, agent, usable)
     assert (chosen.backend, chosen.executable) == expected

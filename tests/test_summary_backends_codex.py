@@ -39,8 +39,10 @@ def codex_bin() -> str:
     """The pinned Codex: tests/agents (scripts/test installs it), else the agent cache where
     scripts/agents/codex.py installs it."""
     cache = Path(os.environ.get("SUPERVISE_AGENT_CACHE", Path.home() / ".cache" / "supervise-agents"))
-    for path in (ROOT / "tests" / "agents" / "node_modules" / ".bin" / "codex",
-                 cache / f"@openai+codex-{CODEX_VERSION}" / "node_modules" / ".bin" / "codex"):
+    for path in (
+        ROOT / "tests" / "agents" / "node_modules" / ".bin" / "codex",
+        cache / f"@openai+codex-{CODEX_VERSION}" / "node_modules" / ".bin" / "codex",
+    ):
         if path.exists():
             return str(path)
     require(False, f"Codex CLI {CODEX_VERSION} is not installed (run: npm install --prefix tests/agents)")
@@ -63,16 +65,25 @@ def codex_home(tmp_path, responses):
     (home / ".codex").mkdir(parents=True)
     expires = int(time.time()) + 24 * 3600
     auth = {"chatgpt_plan_type": "plus", "chatgpt_account_id": ACCOUNT, "chatgpt_user_id": "user-tests"}
-    (home / ".codex" / "auth.json").write_text(json.dumps({
-        "auth_mode": "chatgpt", "OPENAI_API_KEY": None,
-        "tokens": {"id_token": _jwt({"email": "user@example.com", "exp": expires, "https://api.openai.com/auth": auth}),
-                   "access_token": _jwt({"exp": expires, "https://api.openai.com/auth": auth}),
-                   "refresh_token": "rt-login-for-tests", "account_id": ACCOUNT},
-        "last_refresh": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
-    }))
+    (home / ".codex" / "auth.json").write_text(
+        json.dumps(
+            {
+                "auth_mode": "chatgpt",
+                "OPENAI_API_KEY": None,
+                "tokens": {
+                    "id_token": _jwt({"email": "user@example.com", "exp": expires, "https://api.openai.com/auth": auth}),
+                    "access_token": _jwt({"exp": expires, "https://api.openai.com/auth": auth}),
+                    "refresh_token": "rt-login-for-tests",
+                    "account_id": ACCOUNT,
+                },
+                "last_refresh": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+            }
+        )
+    )
     (home / ".codex" / "config.toml").write_text(
         f'openai_base_url = "{responses.url}/v1"\n\n'
-        f'[mcp_servers.user-server]\ncommand = "sh"\nargs = ["-c", "touch {home}/mcp-started; sleep 30"]\n')
+        f'[mcp_servers.user-server]\ncommand = "sh"\nargs = ["-c", "touch {home}/mcp-started; sleep 30"]\n'
+    )
     (home / ".codex" / "AGENTS.md").write_text(AGENTS_MD + "\n")
     return home
 
@@ -93,6 +104,7 @@ def tool_names(call) -> list[str]:
     def names(tools):
         for tool in tools or []:
             yield from names(tool.get("tools")) if tool.get("type") == "namespace" else [tool.get("name") or tool.get("type")]
+
     return [n for i in call.items() if i.get("type") == "additional_tools" for n in names(i.get("tools"))]
 
 
@@ -105,6 +117,7 @@ def stand_in(tmp_path: Path, name: str, script: str) -> str:
 
 
 # -- Codex on a ChatGPT login ---------------------------------------------------------------------
+
 
 def test_codex_on_a_login_fills_the_context_with_our_instructions_and_schema(responses, codex_home, session_digest):
     responses.add({"json": GOOD, "usage": (2100, 300)}, times=None)
@@ -127,8 +140,18 @@ def test_codex_on_a_login_fills_the_context_with_our_instructions_and_schema(res
     # What is left of its tools (0.169.0): code mode's `exec`, which fails closed with its host
     # switched off, and the multi-agent ones no flag removes. Nothing that runs, reads or fetches.
     offered = set(tool_names(call))
-    assert offered <= {"exec", "wait", "request_user_input", "request_user_input_async", "followup_task",
-                       "interrupt_agent", "list_agents", "send_message", "spawn_agent", "wait_agent"}, offered
+    assert offered <= {
+        "exec",
+        "wait",
+        "request_user_input",
+        "request_user_input_async",
+        "followup_task",
+        "interrupt_agent",
+        "list_agents",
+        "send_message",
+        "spawn_agent",
+        "wait_agent",
+    }, offered
     developer = "\n".join(texts(call, "developer"))
     assert summarizer.SYSTEM in developer and codex.NO_TOOLS in developer and THEIRS not in json.dumps(body)
     assert "<skills_instructions>" not in developer and "<permissions instructions>" not in developer
@@ -153,14 +176,31 @@ def test_a_malformed_answer_is_asked_for_once_more(responses, codex_home, sessio
     assert len(responses.model_calls()) == 2
 
 
-@pytest.mark.parametrize("reply, reason", [
-    ({"status": 429, "body": {"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
-                                        "plan_type": "plus", "resets_in_seconds": 3600}}},
-     "codex exec failed: You’ve hit your usage limit."),
-    ({"failed": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}},
-     "codex exec failed: Codex ran out of room in the model's context window."),
-    ({"text": "I can't help with that."}, "malformed answer (no JSON object; the model said: I can't help with that.), twice"),
-], ids=["usage-limit", "error-event", "refusal"])
+@pytest.mark.parametrize(
+    "reply, reason",
+    [
+        (
+            {
+                "status": 429,
+                "body": {
+                    "error": {
+                        "type": "usage_limit_reached",
+                        "message": "The usage limit has been reached",
+                        "plan_type": "plus",
+                        "resets_in_seconds": 3600,
+                    }
+                },
+            },
+            "codex exec failed: You’ve hit your usage limit.",
+        ),
+        (
+            {"failed": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}},
+            "codex exec failed: Codex ran out of room in the model's context window.",
+        ),
+        ({"text": "I can't help with that."}, "malformed answer (no JSON object; the model said: I can't help with that.), twice"),
+    ],
+    ids=["usage-limit", "error-event", "refusal"],
+)
 def test_an_error_a_limit_or_a_refusal_falls_back_to_the_heuristic_with_the_reason(responses, codex_home, session_digest, reply, reason):
     responses.add(reply, times=None)
     result = summarizer.summarize(session_digest, None, cfg(), codex_session(), login_env(codex_home))
@@ -181,13 +221,22 @@ def test_a_hanging_api_is_cut_off_at_the_deadline_with_nothing_left_running(resp
     assert left_running(codex_home) == []
 
 
-@pytest.mark.parametrize("script, reason", [
-    ("cat >/dev/null; echo 'Welcome to Codex'", "codex exec printed no JSON events: Welcome to Codex"),
-    ("echo \"error: unexpected argument '--output-schema' found\" >&2; exit 2",
-     "codex exec failed (exit 2): error: unexpected argument '--output-schema' found"),
-    ("cat >/dev/null; echo '{\"type\":\"turn.started\"}'; echo '{\"type\":\"item.completed\",\"item\":{\"type\":\"command_execution\"}}';"
-     " echo '{\"type\":\"turn.completed\",\"usage\":{}}'", "codex exec: the model used a tool (command_execution); its answer is not used"),
-], ids=["garbage", "old-release", "used-a-tool"])
+@pytest.mark.parametrize(
+    "script, reason",
+    [
+        ("cat >/dev/null; echo 'Welcome to Codex'", "codex exec printed no JSON events: Welcome to Codex"),
+        (
+            "echo \"error: unexpected argument '--output-schema' found\" >&2; exit 2",
+            "codex exec failed (exit 2): error: unexpected argument '--output-schema' found",
+        ),
+        (
+            'cat >/dev/null; echo \'{"type":"turn.started"}\'; echo \'{"type":"item.completed","item":{"type":"command_execution"}}\';'
+            ' echo \'{"type":"turn.completed","usage":{}}\'',
+            "codex exec: the model used a tool (command_execution); its answer is not used",
+        ),
+    ],
+    ids=["garbage", "old-release", "used-a-tool"],
+)
 def test_output_that_is_not_codexs_answer_falls_back(tmp_path, session_digest, script, reason):
     env = login_env(tmp_path, stand_in(tmp_path, "codex", script))
     result = summarizer.summarize(session_digest, None, cfg(), None, env)
@@ -204,6 +253,7 @@ def test_an_mcp_server_that_cannot_be_switched_off_keeps_codex_from_running(code
 
 # -- through the CLI, auto and doctor -----------------------------------------------------------------
 
+
 def test_summarize_with_the_codex_backend_through_the_cli(responses, codex_home):
     env = login_env(codex_home, str(Path(codex_bin()).parent))
     run_cli("--", "sh", "-c", "echo '› fix the flaky test in tests/test_net.py'", env=env, check=True)
@@ -218,8 +268,11 @@ def test_summarize_with_the_codex_backend_through_the_cli(responses, codex_home)
 
 
 def test_auto_uses_the_sessions_own_codex_before_claude(responses, codex_home, tmp_path, session_digest):
-    claude_dir = stand_in(tmp_path, "claude", "echo 'Usage: claude --json-schema --no-session-persistence "
-                                              "--system-prompt --setting-sources --strict-mcp-config'")
+    claude_dir = stand_in(
+        tmp_path,
+        "claude",
+        "echo 'Usage: claude --json-schema --no-session-persistence --system-prompt --setting-sources --strict-mcp-config'",
+    )
     responses.add({"json": GOOD}, times=None)
     result = summarizer.summarize(session_digest, None, config.Summary(timeout=30.0), codex_session(), login_env(codex_home, claude_dir))
     assert (result.source, result.backend) == ("model", "codex"), result.error
@@ -232,8 +285,10 @@ def test_gemini_is_a_backend_that_says_why_it_cannot_summarize(tmp_path, session
     env = login_env(tmp_path, gemini_dir)
     result = summarizer.summarize(session_digest, None, cfg(backend="gemini"), None, env)
     assert (result.source, result.backend) == ("heuristic", "gemini")
-    assert result.error == "gemini -p: this Gemini CLI cannot summarize: it has no headless structured output (no schema flag) " \
-                           "and saves every headless run as a session"
+    assert (
+        result.error == "gemini -p: this Gemini CLI cannot summarize: it has no headless structured output (no schema flag) "
+        "and saves every headless run as a session"
+    )
     env["PATH"] = f"{gemini_dir}:/usr/bin:/bin"
     assert choose.resolve(config.Summary(), {"agent": "gemini", "argv": ["gemini"]}, env).backend == "heuristic"
     line = doctor_line(env, tmp_path)
@@ -253,19 +308,25 @@ def test_doctor_says_codex_can_summarize_and_what_it_still_sends(codex_home, tmp
     env = login_env(codex_home)
     env["PATH"] = f"{only_codex}:/usr/bin:/bin"
     line = doctor_line(env, tmp_path)
-    assert line == ("ok       summary    auto → codex (no API key; codex answers here); codex 0.169.0: headless structured "
-                    "output ok (its global AGENTS.md and multi-agent instructions still reach the model)"), line
+    assert line == (
+        "ok       summary    auto → codex (no API key; codex answers here); codex 0.169.0: headless structured "
+        "output ok (its global AGENTS.md and multi-agent instructions still reach the model)"
+    ), line
 
 
 # -- auto's choice and the configuration ----------------------------------------------------------------
 
-@pytest.mark.parametrize("agent, usable, expected", [
-    ("codex", {"claude": "/usr/bin/claude", "codex": "/p/codex"}, "codex"),
-    ("claude", {"claude": "/usr/bin/claude", "codex": "/p/codex"}, "claude"),
-    (None, {"claude": "/usr/bin/claude", "codex": "/p/codex"}, "claude"),
-    ("gemini", {"codex": "/p/codex"}, "codex"),
-    ("codex", {}, "heuristic"),
-])
+
+@pytest.mark.parametrize(
+    "agent, usable, expected",
+    [
+        ("codex", {"claude": "/usr/bin/claude", "codex": "/p/codex"}, "codex"),
+        ("claude", {"claude": "/usr/bin/claude", "codex": "/p/codex"}, "claude"),
+        (None, {"claude": "/usr/bin/claude", "codex": "/p/codex"}, "claude"),
+        ("gemini", {"codex": "/p/codex"}, "codex"),
+        ("codex", {}, "heuristic"),
+    ],
+)
 def test_auto_chooses_the_sessions_cli_then_claude_then_codex(agent, usable, expected):
     assert choose.choose(False, agent, usable).backend == expected
 

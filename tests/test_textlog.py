@@ -42,7 +42,9 @@ def test_ink_style_redraws_log_the_result_not_every_frame():
     for i in range(60):
         t += 0.1
         chunks.append((t, ink_frame("✻✽✢·"[i % 4], i // 10, ["─" * 30, "❯ ", "? for shortcuts"])))
-    chunks.append((t + 0.1, "\x1b[2K\x1b[1A" * 3 + "\x1b[2K\r" + "● Parser done: 3 files changed\r\n" + "─" * 30 + "\r\n❯ \r\n? for shortcuts"))
+    chunks.append(
+        (t + 0.1, "\x1b[2K\x1b[1A" * 3 + "\x1b[2K\r" + "● Parser done: 3 files changed\r\n" + "─" * 30 + "\r\n❯ \r\n? for shortcuts")
+    )
     lines = render(chunks, cols=60, rows=10)
     assert lines.count("> build the parser") == 1
     assert "● Parser done: 3 files changed" in lines
@@ -158,6 +160,7 @@ def test_lines_that_scroll_off_before_a_reset_in_the_same_chunk_are_logged():
 def test_a_view_that_moves_up_logs_each_line_even_when_they_differ_only_in_numbers():
     """A full-screen TUI (Claude Code's) redraws its view moved up by a few rows: the row of
     "❯ turn 2: ..." now shows "❯ turn 3: ...". That is a line leaving, not a counter ticking."""
+
     def view(first):  # rows first..first+5 of the conversation, redrawn in place
         rows = []
         for n in range(first, first + 3):

@@ -25,8 +25,13 @@ def test_follows_new_records_by_offset_and_holds_back_partial_lines(tmp_path):
     follower.start()
     try:
         new = folder / "new-session.jsonl"
-        boundary = {"type": "system", "subtype": "compact_boundary", "sessionId": "new",
-                    "compactMetadata": {"trigger": "manual", "preTokens": 1234}, "timestamp": "2026-11-22T12:00:00.000Z"}
+        boundary = {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "sessionId": "new",
+            "compactMetadata": {"trigger": "manual", "preTokens": 1234},
+            "timestamp": "2026-11-22T12:00:00.000Z",
+        }
         line = json.dumps(boundary) + "\n"
         with open(new, "w") as fh:
             fh.write(json.dumps({"type": "user", "sessionId": "new"}) + "\n" + line[:30])
@@ -40,7 +45,11 @@ def test_follows_new_records_by_offset_and_holds_back_partial_lines(tmp_path):
         wait_for(lambda: len(records) == 3)
     finally:
         follower.stop()
-    assert [(r["type"], name) for r, name in records] == [("user", "new-session.jsonl"), ("system", "new-session.jsonl"), ("assistant", "old-session.jsonl")]
+    assert [(r["type"], name) for r, name in records] == [
+        ("user", "new-session.jsonl"),
+        ("system", "new-session.jsonl"),
+        ("assistant", "old-session.jsonl"),
+    ]
     assert claude_transcript.compaction(records[1][0]) == {"trigger": "manual", "pre_tokens": 1234}
     assert claude_transcript.compaction(records[0][0]) is None
 

@@ -177,12 +177,27 @@ def fake_api() -> AiderFake:
     long_text = "Here is a long answer. " + " ".join(f"Sentence {i}: {FILLER}" for i in range(60))
     edit_text = "Here is a long explanation before the edit. " + " ".join(f"Point {i}: {FILLER}" for i in range(40))
     api.add({"text": long_text}, has("KWLONG"), times=None)
-    api.add({"text": 'I will create the file.\n\nhello.py\n```python\n<<<<<<< SEARCH\n=======\nprint("hello")\n>>>>>>> REPLACE\n```\n'}, has("KWNEWFILE"), times=None)
-    api.add({"text": edit_text + '\n\nhello.py\n```python\n<<<<<<< SEARCH\nprint("hello")\n=======\nprint("hello")\nprint("world")\n>>>>>>> REPLACE\n```\n'}, has("KWEDIT"), times=None)
+    api.add(
+        {"text": 'I will create the file.\n\nhello.py\n```python\n<<<<<<< SEARCH\n=======\nprint("hello")\n>>>>>>> REPLACE\n```\n'},
+        has("KWNEWFILE"),
+        times=None,
+    )
+    api.add(
+        {
+            "text": edit_text
+            + '\n\nhello.py\n```python\n<<<<<<< SEARCH\nprint("hello")\n=======\nprint("hello")\nprint("world")\n>>>>>>> REPLACE\n```\n'
+        },
+        has("KWEDIT"),
+        times=None,
+    )
     api.add({"text": "Run this to check:\n\n```bash\necho hello-from-shell\n```\n"}, has("KWSHELL"), times=None)
     api.add({"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"}, has("KWOVERFLOW"), times=None)
     # the first answer stops at max_tokens; Aider continues it with the partial answer as prefill
-    api.add({"text": "This answer is cut off because it ran into the maximum number of output tok", "stop_reason": "max_tokens"}, has("KWMAXTOKENS"), times=1)
+    api.add(
+        {"text": "This answer is cut off because it ran into the maximum number of output tok", "stop_reason": "max_tokens"},
+        has("KWMAXTOKENS"),
+        times=1,
+    )
     api.add({"text": "kens. Done now."}, has("KWMAXTOKENS"), times=1)
     # a rate limit that passes after three tries, and one that does not (KWRATELIMIT is in both)
     api.add(lambda req: rate_limit(), has("KWRATELIMITED"), times=None)
@@ -415,7 +430,12 @@ def prepare(base: Path, exe: Path, url: str) -> tuple[dict, Path]:
     caches.mkdir(parents=True)
     shutil.copy(bundled, caches / "model_prices_and_context_window.json")
     prices = json.loads(bundled.read_text())
-    small = {**prices.get(MODEL, prices.get(MODEL.split("/", 1)[1], {})), "max_input_tokens": 1500, "max_output_tokens": 500, "max_tokens": 500}
+    small = {
+        **prices.get(MODEL, prices.get(MODEL.split("/", 1)[1], {})),
+        "max_input_tokens": 1500,
+        "max_output_tokens": 500,
+        "max_tokens": 500,
+    }
     (work / "small-model-metadata.json").write_text(json.dumps({MODEL: small}, indent=1) + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "AIDER_", "LITELLM_", "GIT_"))}
     env.update(

@@ -114,14 +114,21 @@ def manual_compact(screen, api):
 
 def auto_compact(screen, api):
     turns(screen, 2)
-    api.add({"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"},
-            match=lambda r: r.last_user_text().startswith("turn 3") and not r.is_compaction)
+    api.add(
+        {"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"},
+        match=lambda r: r.last_user_text().startswith("turn 3") and not r.is_compaction,
+    )
     turns(screen, 1, start=3)
 
 
 def permission(screen, api):
-    api.add({"text": "I will clean the build.", "tool_use": {"name": "Bash", "input": {"command": "rm -rf build && ls", "description": "Clean the build"}}},
-            match=lambda r: r.has_tools and "clean" in r.last_user_text())
+    api.add(
+        {
+            "text": "I will clean the build.",
+            "tool_use": {"name": "Bash", "input": {"command": "rm -rf build && ls", "description": "Clean the build"}},
+        },
+        match=lambda r: r.has_tools and "clean" in r.last_user_text(),
+    )
     screen.type("please clean the build")
     wait(screen, r"Do you want to proceed\?", 90)
     settle(screen, 1.0)
@@ -162,8 +169,10 @@ def classic_turns(screen, api):
 def classic_compact(screen, api):
     """The main-screen renderer: /compact, then an automatic compaction."""
     manual_compact(screen, api)
-    api.add({"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"},
-            match=lambda r: r.last_user_text().startswith("turn 5") and not r.is_compaction)
+    api.add(
+        {"status": 400, "message": "prompt is too long: 204858 tokens > 200000 maximum"},
+        match=lambda r: r.last_user_text().startswith("turn 5") and not r.is_compaction,
+    )
     turns(screen, 1, start=5)
 
 
@@ -180,13 +189,19 @@ def limit(screen, api):
     """On a subscription login: the second turn is answered with a usage limit (reset two
     minutes ahead); then the user types again while limited."""
     turns(screen, 1)
-    api.add(usage_limit(int(time.time()) + 120), match=lambda r: "turn 2" in r.last_user_text() or "continue" in r.last_user_text(), times=None)
+    api.add(
+        usage_limit(int(time.time()) + 120), match=lambda r: "turn 2" in r.last_user_text() or "continue" in r.last_user_text(), times=None
+    )
     screen.type("turn 2: please say hello")
     wait(screen, r"limit", 60)
     settle(screen, 2.0)
     screen.type("continue")
-    wait_until(screen, lambda: any("continue" in r.last_user_text() for r in api.messages()), 60,
-               lambda: f"the continue never reached the API; the screen shows:\n{visible(screen)}")
+    wait_until(
+        screen,
+        lambda: any("continue" in r.last_user_text() for r in api.messages()),
+        60,
+        lambda: f"the continue never reached the API; the screen shows:\n{visible(screen)}",
+    )
     settle(screen, 3.0)
 
 

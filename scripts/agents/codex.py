@@ -134,7 +134,7 @@ def turn(screen, text: str, until: str | None = None, timeout: float = 40.0) -> 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         screen.pump(0.2)
-        if (re.search(until, screen.text()) if until else replies(screen) > before):
+        if re.search(until, screen.text()) if until else replies(screen) > before:
             break
     else:
         raise AssertionError(f"no answer to {text!r}; the screen shows:\n{screen.text()[-3000:]}")

@@ -92,8 +92,16 @@ def supervise_argv() -> list[str]:
 
 
 @contextmanager
-def recording(name: str, argv: list[str], env: dict, cwd: Path, out: Path, cols: int = 120, rows: int = 40,
-              given: list[tuple[str, dict]] | None = None) -> Iterator[Screen]:
+def recording(
+    name: str,
+    argv: list[str],
+    env: dict,
+    cwd: Path,
+    out: Path,
+    cols: int = 120,
+    rows: int = 40,
+    given: list[tuple[str, dict]] | None = None,
+) -> Iterator[Screen]:
     """Run `argv` under supervise (private SUPERVISE_HOME, keystrokes recorded) as a Screen;
     on exit, copy the session's recording to OUT/NAME.cast.gz.
 
@@ -109,7 +117,9 @@ def recording(name: str, argv: list[str], env: dict, cwd: Path, out: Path, cols:
             inject = "type"
             env = {k: v for k, v in env.items() if not k.startswith("SUPERVISE_SUMMARY_")}
             env["SUPERVISE_SUMMARY_BACKEND"] = "heuristic"
-        screen = Screen(["--name", name, "--record-input", "--inject", inject, "--", *argv], env, cwd, cols=cols, rows=rows, supervise=supervise_argv())
+        screen = Screen(
+            ["--name", name, "--record-input", "--inject", inject, "--", *argv], env, cwd, cols=cols, rows=rows, supervise=supervise_argv()
+        )
         try:
             yield screen
         finally:
@@ -138,8 +148,11 @@ def delivered(home: Path, session_id: str) -> list[tuple[str, dict]]:
     store = Store.open_default({"SUPERVISE_HOME": str(home)})
     try:
         rows = {row["round"]: row for row in store.contexts(session_id)}
-        rounds = [e["detail"]["round"] for e in store.events(session_id)
-                  if e["kind"] == "injection" and e["detail"].get("context_session") == session_id]
+        rounds = [
+            e["detail"]["round"]
+            for e in store.events(session_id)
+            if e["kind"] == "injection" and e["detail"].get("context_session") == session_id
+        ]
         return [(rows[r]["prompt"], rows[r]["context"]) for r in rounds]
     finally:
         store.close()

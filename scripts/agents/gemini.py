@@ -143,7 +143,11 @@ def record(version: str, out: Path) -> None:
                     send(s, "second turn", wait=r"Fake reply to: second turn")
                     send(s, "/compress", wait=r"Chat history compressed from")
                     send(s, "TINYTOKENS now", wait=r"Fake reply to: TINYTOKENS")
-                    send(s, "/compress", wait=r"Compression was not beneficial|Chat history compressed from \d+ to \d+ tokens\.[\s\S]*Chat history compressed")
+                    send(
+                        s,
+                        "/compress",
+                        wait=r"Compression was not beneficial|Chat history compressed from \d+ to \d+ tokens\.[\s\S]*Chat history compressed",
+                    )
                     quit_(s)
 
             if wanted("compress-auto"):

@@ -75,7 +75,12 @@ def install(version: str) -> Path:
     if not _runs(exe):
         home = Path(tempfile.mkdtemp(prefix="opencode-postinstall-"))
         try:
-            subprocess.run(["node", str(package / "postinstall.mjs")], cwd=package, env={**os.environ, "HOME": str(home), "TMPDIR": str(home)}, check=True)
+            subprocess.run(
+                ["node", str(package / "postinstall.mjs")],
+                cwd=package,
+                env={**os.environ, "HOME": str(home), "TMPDIR": str(home)},
+                check=True,
+            )
         finally:
             shutil.rmtree(home, ignore_errors=True)
     if not _runs(exe):
@@ -86,7 +91,9 @@ def install(version: str) -> Path:
 def _runs(exe: Path) -> bool:
     home = tempfile.mkdtemp(prefix="opencode-version-")
     try:
-        p = subprocess.run([str(exe), "--version"], capture_output=True, text=True, env={**os.environ, "HOME": home, "TMPDIR": home}, timeout=60)
+        p = subprocess.run(
+            [str(exe), "--version"], capture_output=True, text=True, env={**os.environ, "HOME": home, "TMPDIR": home}, timeout=60
+        )
         return p.returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -162,7 +169,10 @@ class Model:
             if now < self.limit_resets - 1:
                 return go_usage_limit(max(1, round(self.limit_resets - now)))
         if first.startswith("bash"):
-            return {"tool_use": {"name": "bash", "input": {"command": "echo hello from bash && ls -la", "description": "Lists files"}}, "delay": 1.0}
+            return {
+                "tool_use": {"name": "bash", "input": {"command": "echo hello from bash && ls -la", "description": "Lists files"}},
+                "delay": 1.0,
+            }
         reply = {"text": f"Reply to: {(text.splitlines() or [''])[-1][:60]}", **slow}
         if first.startswith("big "):
             reply["usage"] = {"input_tokens": int(first.split()[1])}
@@ -181,11 +191,15 @@ def fake_api(model: str = MODEL) -> FakeAnthropic:
 def go_config(api_url: str) -> dict:
     """The env of `limit`: OpenCode Go's MiniMax M2.7 at the fake API (OPENCODE_CONFIG_CONTENT,
     read over opencode.json)."""
-    return {"OPENCODE_CONFIG_CONTENT": json.dumps({
-        "model": f"{LIMIT_PROVIDER}/{LIMIT_MODEL}",
-        "small_model": f"{LIMIT_PROVIDER}/{LIMIT_MODEL}",
-        "provider": {LIMIT_PROVIDER: {"options": {"baseURL": f"{api_url}/v1", "apiKey": "fake-key"}}},
-    })}
+    return {
+        "OPENCODE_CONFIG_CONTENT": json.dumps(
+            {
+                "model": f"{LIMIT_PROVIDER}/{LIMIT_MODEL}",
+                "small_model": f"{LIMIT_PROVIDER}/{LIMIT_MODEL}",
+                "provider": {LIMIT_PROVIDER: {"options": {"baseURL": f"{api_url}/v1", "apiKey": "fake-key"}}},
+            }
+        )
+    }
 
 
 def environment(base: Path, api_url: str, extra: dict | None = None, model: str = MODEL) -> tuple[dict, Path]:

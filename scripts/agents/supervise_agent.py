@@ -43,9 +43,15 @@ def record(version: str, out: Path) -> None:
         if wanted("task"):
             ws = base / "task"
             ws.mkdir()
-            api.add({"text": "I will write the script and run it.", "tool_uses": [
-                {"name": "write_file", "input": {"path": "hello.py", "content": "print('hello')\n"}},
-                {"name": "execute_command", "input": {"command": "cat hello.py; ls"}}]})
+            api.add(
+                {
+                    "text": "I will write the script and run it.",
+                    "tool_uses": [
+                        {"name": "write_file", "input": {"path": "hello.py", "content": "print('hello')\n"}},
+                        {"name": "execute_command", "input": {"command": "cat hello.py; ls"}},
+                    ],
+                }
+            )
             # a step whose context nearly fills the window: the footer says how little is left
             api.add({"text": "Done: hello.py is written.", "usage": {"input_tokens": 188_000, "output_tokens": 20}})
             task = "write hello.py and show it\nkeep it to one line"
@@ -56,9 +62,16 @@ def record(version: str, out: Path) -> None:
             ws.mkdir()
             (ws / "build.log").write_text("".join(f"line {i}: module_{i} compiled\n" for i in range(2000)))
             for n in range(14):  # large outputs in a small window: old ones get masked
-                api.add({"text": f"pass {n}", "tool_use": {"name": "read_file", "input": {"path": "build.log", "start_line": 1, "end_line": 300}}})
+                api.add(
+                    {
+                        "text": f"pass {n}",
+                        "tool_use": {"name": "read_file", "input": {"path": "build.log", "start_line": 1, "end_line": 300}},
+                    }
+                )
             api.add({"text": "All passes read."})
-            with recording("compact", agent_argv(ws, "--context-limit", "24000", "-p", "--", "read the build log again and again"), env, ws, out) as screen:
+            with recording(
+                "compact", agent_argv(ws, "--context-limit", "24000", "-p", "--", "read the build log again and again"), env, ws, out
+            ) as screen:
                 screen.wait(r"All passes read\.", 90)
         if wanted("confirm"):
             ws = base / "confirm"

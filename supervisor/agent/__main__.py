@@ -68,7 +68,9 @@ def main(argv: list[str]) -> int:
     sandboxes.sweep(client, key, lambda sid: _running(store, sid, session_id))
     scratch = Path(tempfile.mkdtemp(prefix="supervise-scratch-")) if args.scratch else None
     workspace = (scratch or args.workspace or Path.cwd()).resolve()
-    box = sandboxes.Sandbox.start(session_id, workspace, key, args.image, args.network, client=client, progress=lambda line: write(line + "\n"))
+    box = sandboxes.Sandbox.start(
+        session_id, workspace, key, args.image, args.network, client=client, progress=lambda line: write(line + "\n")
+    )
     # SIGTERM and SIGHUP end the program through `finally`, so the container always goes.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
@@ -89,11 +91,22 @@ def main(argv: list[str]) -> int:
         if args.resume_from:
             conversation.carry_on(args.resume_from)
             write(f"resumed session {args.resume_from}: {len(conversation.messages)} messages\n")
-        agent = Agent(conversation, model, box, workspace, write=write,
-                      ask=ask if args.confirm else None, queued=lines.queued, max_steps=args.max_steps,
-                      timeout=args.timeout, context_limit=context_limit(model.name, args.context_limit),
-                      compaction=args.compaction, compact_at=args.compact_at, summary_model=args.summary_model,
-                      keep_last=args.keep_last)
+        agent = Agent(
+            conversation,
+            model,
+            box,
+            workspace,
+            write=write,
+            ask=ask if args.confirm else None,
+            queued=lines.queued,
+            max_steps=args.max_steps,
+            timeout=args.timeout,
+            context_limit=context_limit(model.name, args.context_limit),
+            compaction=args.compaction,
+            compact_at=args.compact_at,
+            summary_model=args.summary_model,
+            keep_last=args.keep_last,
+        )
         task = " ".join(t for t in args.task if t != "--").strip()
         if args.once:
             if not task:

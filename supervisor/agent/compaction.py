@@ -53,13 +53,20 @@ def maskable(conversation: Conversation, protect: int, min_gain: int) -> tuple[l
 
 KEEP_LAST = 10  # messages kept as they are after a summary
 SECTIONS = (
-    "Original request", "Constraints and preferences", "Completed work", "Key decisions",
-    "Current state", "Pending", "Errors and fixes", "Next step",
+    "Original request",
+    "Constraints and preferences",
+    "Completed work",
+    "Key decisions",
+    "Current state",
+    "Pending",
+    "Errors and fixes",
+    "Next step",
 )
 SUMMARY_SYSTEM = (
     "You compact the conversation of a coding agent. Write a structured summary that lets the agent carry "
     "on without the conversation: under each of these headings, in this order, as '## Heading' lines: "
-    + ", ".join(SECTIONS) + ". Be specific: exact file paths, commands, names, numbers. Integrate the previous "
+    + ", ".join(SECTIONS)
+    + ". Be specific: exact file paths, commands, names, numbers. Integrate the previous "
     "summary if there is one (keep what still holds). Plain text only; no tool calls."
 )
 
@@ -97,7 +104,7 @@ def summary_input(conversation: Conversation, first_kept: int, budget_tokens: in
                 lines.append(f"Result{' (error)' if b.get('is_error') else ''}: {text[:1500]}")
     body = "\n".join(lines)
     while estimate_tokens(body) > budget_tokens and len(body) > 1000:
-        body = body[len(body) // 4:]  # the oldest go first
+        body = body[len(body) // 4 :]  # the oldest go first
     head = f"## Previous summary\n{previous}\n\n" if previous else ""
     return head + "## Conversation to summarize\n" + body
 
@@ -122,5 +129,3 @@ def with_request(summary: str, request: str) -> str:
 
     section = f"## Original request\n{request.strip()}\n\n"
     return re.sub(r"## Original request\n.*?(?=\n## |\Z)", lambda m: section.rstrip("\n"), summary, count=1, flags=re.S)
-
-

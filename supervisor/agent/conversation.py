@@ -40,8 +40,15 @@ class Conversation:
         self.store = store
         self.session_id = session_id
         self.messages: list[Message] = [
-            Message(r["seq"], r["role"], json.loads(r["content"]), json.loads(r["usage"]) if r["usage"] else None,
-                    bool(r["interrupted"]), bool(r["pruned"]), bool(r["compacted"]))
+            Message(
+                r["seq"],
+                r["role"],
+                json.loads(r["content"]),
+                json.loads(r["usage"]) if r["usage"] else None,
+                bool(r["interrupted"]),
+                bool(r["pruned"]),
+                bool(r["compacted"]),
+            )
             for r in store.db.query("select * from messages where session_id = ? order by seq", [session_id])
         ]
         self.preview = PREVIEW
@@ -55,18 +62,27 @@ class Conversation:
             self.store.db.execute(
                 "insert into messages (session_id, seq, role, content, tokens, usage, interrupted, compacted, pruned, created) "
                 "select ?, seq, role, content, tokens, usage, interrupted, compacted, pruned, created from messages "
-                "where session_id = ? order by seq", [self.session_id, from_session])
+                "where session_id = ? order by seq",
+                [self.session_id, from_session],
+            )
         Conversation.__init__(self, self.store, self.session_id)
 
     def add(self, role: str, content: list[dict], usage: dict | None = None, interrupted: bool = False) -> Message:
         message = Message((self.messages[-1].seq + 1) if self.messages else 1, role, content, usage, interrupted)
         text = json.dumps(content, ensure_ascii=False)
         with self.store.db.conn:
-            self.store.db.table("messages").insert({
-                "session_id": self.session_id, "seq": message.seq, "role": role, "content": text,
-                "tokens": estimate_tokens(text), "usage": json.dumps(usage) if usage else None,
-                "interrupted": int(interrupted), "created": utcnow(),
-            })
+            self.store.db.table("messages").insert(
+                {
+                    "session_id": self.session_id,
+                    "seq": message.seq,
+                    "role": role,
+                    "content": text,
+                    "tokens": estimate_tokens(text),
+                    "usage": json.dumps(usage) if usage else None,
+                    "interrupted": int(interrupted),
+                    "created": utcnow(),
+                }
+            )
         self.messages.append(message)
         return message
 
@@ -83,7 +99,8 @@ class Conversation:
         with self.store.db.conn:
             self.store.db.execute(
                 f"update messages set pruned = 1 where session_id = ? and seq in ({','.join('?' * len(wanted))})",
-                [self.session_id, *sorted(wanted)])
+                [self.session_id, *sorted(wanted)],
+            )
             if event is not None:
                 self._event(*event)
         for m in self.messages:
@@ -98,11 +115,18 @@ class Conversation:
         with self.store.db.conn:
             self.store.db.execute(
                 "update messages set compacted = 1 where session_id = ? and (role = 'summary' or seq < ?)",
-                [self.session_id, first_kept if first_kept is not None else seq])
-            self.store.db.table("messages").insert({
-                "session_id": self.session_id, "seq": seq, "role": "summary", "content": json.dumps(content, ensure_ascii=False),
-                "tokens": estimate_tokens(summary), "created": utcnow(),
-            })
+                [self.session_id, first_kept if first_kept is not None else seq],
+            )
+            self.store.db.table("messages").insert(
+                {
+                    "session_id": self.session_id,
+                    "seq": seq,
+                    "role": "summary",
+                    "content": json.dumps(content, ensure_ascii=False),
+                    "tokens": estimate_tokens(summary),
+                    "created": utcnow(),
+                }
+            )
             self._event(*event)
         for m in self.messages:
             if m.role == "summary" or first_kept is None or m.seq < first_kept:
@@ -138,8 +162,10 @@ class Conversation:
         """A message's content as the model is sent it: a pruned output as a placeholder."""
         if not m.pruned:
             return list(m.content)
-        return [{**b, "content": placeholder(_result_text([b]), m.seq, self.preview)} if b.get("type") == "tool_result" else b
-                for b in m.content]
+        return [
+            {**b, "content": placeholder(_result_text([b]), m.seq, self.preview)} if b.get("type") == "tool_result" else b
+            for b in m.content
+        ]
 
     def for_api(self) -> list[dict]:
         """The messages as the Messages API wants them: roles alternating, every tool call
@@ -202,5 +228,8 @@ def placeholder(text: str, handle: int, preview: int = PREVIEW) -> str:
         head, tail = text, ""
     else:
         head, tail = text[:preview], text[-preview:]
-    return (f"[output pruned to save context: {len(text)} characters; recall_output(handle={handle}) gives it back]\n"
-            + head + (f"\n[...]\n{tail}" if tail else ""))
+    return (
+        f"[output pruned to save context: {len(text)} characters; recall_output(handle={handle}) gives it back]\n"
+        + head
+        + (f"\n[...]\n{tail}" if tail else "")
+    )

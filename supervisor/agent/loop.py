@@ -147,8 +147,10 @@ class Agent:
                     self.compact_if_needed(force=True)
                 elif attempt == 1:
                     self._reset()
-        raise SuperviseError("the conversation does not fit the model's context, even reset to its summary and the last turn",
-                             "start anew with `supervise resume ID --fresh`, or pass a larger --context-limit")
+        raise SuperviseError(
+            "the conversation does not fit the model's context, even reset to its summary and the last turn",
+            "start anew with `supervise resume ID --fresh`, or pass a larger --context-limit",
+        )
 
     def _ask_model(self) -> Step:
         self.state = "streaming"
@@ -179,7 +181,9 @@ class Agent:
                 return "the user declined to run this command", True
         if call["name"] == "recall_output":
             whole = self.conversation.recall(int(args.get("handle") or 0))
-            text, is_error = (tools.cap(whole, 2 * tools.OUTPUT_CAP), False) if whole is not None else ("no pruned output has that handle", True)
+            text, is_error = (
+                (tools.cap(whole, 2 * tools.OUTPUT_CAP), False) if whole is not None else ("no pruned output has that handle", True)
+            )
         else:
             text, is_error = tools.run(self.sandbox, self.workspace, call["name"], args, self.timeout)
         lines = [line for line in text.splitlines() if line.strip()]
@@ -274,14 +278,20 @@ class Agent:
             try:
                 summary, _ = summarize(self.model, SUMMARY_SYSTEM, text, self.summary_model)
             except TooLong:
-                text = text[len(text) // 2:]
+                text = text[len(text) // 2 :]
                 continue
             summary = with_request(summary, conv.original_request())
             why = valid(summary, replaced)
             if why is None:
                 self.round += 1
-                conv.pivot(first, summary, ("agent_compaction", {"round": self.round, "layer": "summary", "before": before,
-                                                                 "replaced": replaced, "summary": summary}))
+                conv.pivot(
+                    first,
+                    summary,
+                    (
+                        "agent_compaction",
+                        {"round": self.round, "layer": "summary", "before": before, "replaced": replaced, "summary": summary},
+                    ),
+                )
                 self.last_real = self.appended = 0
                 self._summary_failed = False
                 return True

@@ -60,7 +60,13 @@ class Model:
         text: list[str] = []
         try:
             # the SDK types these as its TypedDicts; ours are the same JSON, held as plain dicts
-            with self.client.messages.stream(model=self.name, max_tokens=self.max_tokens, system=system, tools=tools, messages=messages) as stream:  # type: ignore[arg-type]
+            with self.client.messages.stream(
+                model=self.name,
+                max_tokens=self.max_tokens,
+                system=system,
+                tools=tools,  # type: ignore[arg-type]
+                messages=messages,  # type: ignore[arg-type]
+            ) as stream:
                 for event in stream:
                     if event.type == "content_block_delta" and isinstance(event.delta, anthropic.types.TextDelta):
                         text.append(event.delta.text)
@@ -72,9 +78,13 @@ class Model:
         except anthropic.AuthenticationError as exc:
             raise SuperviseError("the model API refused the key (401)", "check ANTHROPIC_API_KEY") from exc
         except anthropic.NotFoundError as exc:
-            raise SuperviseError(f"the model API does not know the model {self.name!r}", "pass --model with a model your key can use") from exc
+            raise SuperviseError(
+                f"the model API does not know the model {self.name!r}", "pass --model with a model your key can use"
+            ) from exc
         except anthropic.APIStatusError as exc:
-            raise too_long(exc) or SuperviseError(f"the model call failed: {exc.status_code} {_message(exc)}", "try again; the conversation is kept") from exc
+            raise too_long(exc) or SuperviseError(
+                f"the model call failed: {exc.status_code} {_message(exc)}", "try again; the conversation is kept"
+            ) from exc
         except anthropic.APIError as exc:
             raise SuperviseError(f"the model call failed: {exc}", "check the network and --base-url; the conversation is kept") from exc
         content = [block.model_dump(exclude_none=True) for block in final.content]
@@ -111,8 +121,9 @@ def summarize(model: "Model", system: str, text: str, name: str | None = None) -
     import anthropic
 
     try:
-        reply = model.client.messages.create(model=name or model.name, max_tokens=model.max_tokens, system=system,
-                                             messages=[{"role": "user", "content": text}])
+        reply = model.client.messages.create(
+            model=name or model.name, max_tokens=model.max_tokens, system=system, messages=[{"role": "user", "content": text}]
+        )
     except anthropic.APIStatusError as exc:
         raise too_long(exc) or SuperviseError(f"the summary call failed: {exc.status_code} {_message(exc)}") from exc
     except anthropic.APIError as exc:

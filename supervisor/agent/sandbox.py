@@ -62,8 +62,12 @@ def connect():
     except docker.errors.DockerException as exc:
         text = str(exc)
         if "Permission denied" in text:
-            raise SuperviseError("no permission on the Docker socket", "add yourself to the docker group (then log in again), or use rootless Docker") from exc
-        raise SuperviseError("cannot reach the Docker daemon", "start Docker (e.g. `sudo systemctl start docker`), or set DOCKER_HOST") from exc
+            raise SuperviseError(
+                "no permission on the Docker socket", "add yourself to the docker group (then log in again), or use rootless Docker"
+            ) from exc
+        raise SuperviseError(
+            "cannot reach the Docker daemon", "start Docker (e.g. `sudo systemctl start docker`), or set DOCKER_HOST"
+        ) from exc
     return client
 
 
@@ -83,11 +87,15 @@ def ensure_image(client, image: str, progress: Callable[[str], None] = lambda li
     try:
         for status in client.api.pull(repository, tag=tag or "latest", stream=True, decode=True):
             if "error" in status:
-                raise SuperviseError(f"cannot pull the sandbox image {image}: {status['error']}", "build it locally, or pass --image NAME of one you have")
+                raise SuperviseError(
+                    f"cannot pull the sandbox image {image}: {status['error']}", "build it locally, or pass --image NAME of one you have"
+                )
             if status.get("status") in ("Download complete", "Pull complete", "Digest", "Status"):
                 progress(f"  {status.get('id', '')} {status['status']}".rstrip())
     except docker.errors.DockerException as exc:
-        raise SuperviseError(f"cannot pull the sandbox image {image}: {exc}", "build it locally, or pass --image NAME of one you have") from exc
+        raise SuperviseError(
+            f"cannot pull the sandbox image {image}: {exc}", "build it locally, or pass --image NAME of one you have"
+        ) from exc
 
 
 class Sandbox:
@@ -149,8 +157,13 @@ class Sandbox:
         # The exec'd process itself is not dumpable (runc changed its uid), so its environ is
         # unreadable to the killer below; what it execs again is: hence the second sh.
         exec_id = api.exec_create(
-            self.container.id, ["sh", "-c", 'exec sh -c "$1"', "sh", command], user=self.user, workdir=WORKDIR,
-            environment={"SUPERVISE_EXEC": marker}, stdin=False, tty=False,
+            self.container.id,
+            ["sh", "-c", 'exec sh -c "$1"', "sh", command],
+            user=self.user,
+            workdir=WORKDIR,
+            environment={"SUPERVISE_EXEC": marker},
+            stdin=False,
+            tty=False,
         )["Id"]
         chunks: list[bytes] = []
         reader = threading.Thread(target=lambda: chunks.extend(api.exec_start(exec_id, stream=True, demux=False)), daemon=True)

@@ -24,24 +24,39 @@ TOOLS: list[dict[str, Any]] = [
     {
         "name": "execute_command",
         "description": f"Run a shell command in the sandbox (cwd {WORKDIR}). Output is capped at {OUTPUT_CAP} characters (head and tail).",
-        "input_schema": {"type": "object", "properties": {
-            "command": {"type": "string", "description": "The command, run with sh -c."},
-            "timeout": {"type": "number", "description": "Seconds before it is killed (default: the session's)."},
-        }, "required": ["command"]},
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command, run with sh -c."},
+                "timeout": {"type": "number", "description": "Seconds before it is killed (default: the session's)."},
+            },
+            "required": ["command"],
+        },
     },
     {
         "name": "read_file",
         "description": "Read a text file in the workspace, optionally only lines start..end (1-based, inclusive).",
-        "input_schema": {"type": "object", "properties": {
-            "path": {"type": "string"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
-        }, "required": ["path"]},
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "start_line": {"type": "integer"},
+                "end_line": {"type": "integer"},
+            },
+            "required": ["path"],
+        },
     },
     {
         "name": "write_file",
         "description": "Write (create or replace) a file in the workspace with the given content.",
-        "input_schema": {"type": "object", "properties": {
-            "path": {"type": "string"}, "content": {"type": "string"},
-        }, "required": ["path", "content"]},
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "content": {"type": "string"},
+            },
+            "required": ["path", "content"],
+        },
     },
     {
         "name": "recall_output",
@@ -63,7 +78,7 @@ class ToolError(Exception):
 def cap(text: str, limit: int = OUTPUT_CAP) -> str:
     if len(text) <= limit:
         return text
-    head, tail = text[: limit * 2 // 3], text[-(limit // 3):]
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
     return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{tail}"
 
 
@@ -101,7 +116,7 @@ def read_file(workspace: Path, path: str, start_line: int | None = None, end_lin
         lines = text.splitlines(keepends=True)
         first = max(1, start_line or 1)
         last = min(len(lines), end_line or len(lines))
-        text = "".join(lines[first - 1:last])
+        text = "".join(lines[first - 1 : last])
     return cap(text)
 
 

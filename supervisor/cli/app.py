@@ -53,14 +53,17 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def _top(version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_print_version,
-                                      help="Print the version and exit.")) -> None:
+def _top(
+    version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_print_version, help="Print the version and exit."),
+) -> None:
     pass
 
 
 assert app.info.help is not None  # given to typer.Typer above
-app.info.help += (f"\n\nTo run an agent: supervise [RUN OPTIONS] -- AGENT [ARGS]. The run options are those of "
-                  f"`supervise run --help`: {', '.join(routing.option_names(running.run))}.")
+app.info.help += (
+    f"\n\nTo run an agent: supervise [RUN OPTIONS] -- AGENT [ARGS]. The run options are those of "
+    f"`supervise run --help`: {', '.join(routing.option_names(running.run))}."
+)
 
 
 def _flowing(doc: str | None) -> str | None:
@@ -117,7 +120,10 @@ def _invoke(args: list[str]) -> None:
         sys.exit(done.exit_code)
     except click.UsageError as exc:
         where = exc.ctx.command_path.removeprefix("supervise").strip() if exc.ctx else ""
-        raise SuperviseError(f"{where + ': ' if where else ''}{' '.join(exc.format_message().split())}",
-                             f"`supervise {where + ' ' if where else ''}--help` lists what it takes", exit_code=2) from exc
+        raise SuperviseError(
+            f"{where + ': ' if where else ''}{' '.join(exc.format_message().split())}",
+            f"`supervise {where + ' ' if where else ''}--help` lists what it takes",
+            exit_code=2,
+        ) from exc
     except (typer.Abort, getattr(click, "Abort", typer.Abort)):
         sys.exit(130)

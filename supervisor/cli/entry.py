@@ -63,8 +63,7 @@ def guarded(call: Callable[[], object]) -> None:
         if not _is_stdout_failure(exc):
             _internal(exc)
         _quiet_stdout()
-        print(f"supervise: cannot write the output: {exc.strerror or exc} (hint: check the file or disk it goes to)",
-              file=sys.stderr)
+        print(f"supervise: cannot write the output: {exc.strerror or exc} (hint: check the file or disk it goes to)", file=sys.stderr)
         sys.exit(1)
     except Exception as exc:
         if _damage_said(exc):

@@ -23,11 +23,26 @@ def list_sets(
 
     sets = patterns.load_all(pattern_files or [])
     if as_json:
-        typer.echo(json.dumps([
-            {"agent": s.agent, "title": s.title, "commands": s.commands, "source": str(s.source), "overrides": [str(o) for o in s.overrides],
-             "patterns": [{"name": p.name, "event": p.event, "regex": p.regex.pattern, "seen_on": p.seen_on, "status": p.status} for p in s.patterns]}
-            for s in sets.values()
-        ], indent=2, ensure_ascii=False))
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "agent": s.agent,
+                        "title": s.title,
+                        "commands": s.commands,
+                        "source": str(s.source),
+                        "overrides": [str(o) for o in s.overrides],
+                        "patterns": [
+                            {"name": p.name, "event": p.event, "regex": p.regex.pattern, "seen_on": p.seen_on, "status": p.status}
+                            for p in s.patterns
+                        ],
+                    }
+                    for s in sets.values()
+                ],
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     typer.echo(f"shipped: {patterns.builtin_dir()}\nyours:   {patterns.user_dir()}")
     for s in sets.values():
@@ -42,7 +57,9 @@ def list_sets(
 def check_file(
     file: Path = typer.Argument(..., readable=False, help="A session.cast or a text log."),  # (its own line says why not)
     agent: Optional[str] = typer.Option(None, "--agent", help="Pattern set (default: from the recording's command)."),
-    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", readable=False, help="An extra pattern file (e.g. the one you are writing)."),
+    pattern_files: Optional[List[Path]] = typer.Option(
+        None, "--patterns", readable=False, help="An extra pattern file (e.g. the one you are writing)."
+    ),
 ) -> None:
     """Print every pattern match in a recording or text log, with its time or line; a pattern
     that goes over its time limit is turned off and said, as in a live session (exit 1)."""
@@ -72,7 +89,9 @@ def check_file(
     for d in found:
         where = f"{d.t:>9.3f}s" if kind == "cast" else f"line {int(d.t):>5}"
         values = plain(" ".join(f"{k}={v}" for k, v in d.values.items()), newlines=False)
-        typer.echo(f"{where}  {d.kind:<20} {(d.pattern or '-'):<36} {plain(d.text, newlines=False)}{'  [' + values + ']' if values else ''}")
+        typer.echo(
+            f"{where}  {d.kind:<20} {(d.pattern or '-'):<36} {plain(d.text, newlines=False)}{'  [' + values + ']' if values else ''}"
+        )
         count += 1
     off = f", {len(turned_off)} pattern{'s' if len(turned_off) != 1 else ''} turned off" if turned_off else ""
     typer.echo(f"{count} match{'es' if count != 1 else ''}{off} ({chosen.agent} patterns, {plain(file.name, newlines=False)})", err=True)

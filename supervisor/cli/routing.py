@@ -29,8 +29,11 @@ def run_options(command: Callable) -> dict[str, bool]:
 
 def option_names(command: Callable) -> list[str]:
     """The options of a Typer command as its help names them: `--name/-n`."""
-    return ["/".join(param.default.param_decls) for param in inspect.signature(command).parameters.values()
-            if getattr(param.default, "param_decls", None)]
+    return [
+        "/".join(param.default.param_decls)
+        for param in inspect.signature(command).parameters.values()
+        if getattr(param.default, "param_decls", None)
+    ]
 
 
 def route(argv: list[str], commands: Iterable[str], options: Mapping[str, bool]) -> list[str]:
@@ -47,8 +50,11 @@ def route(argv: list[str], commands: Iterable[str], options: Mapping[str, bool])
         check_options(argv, options)
         return ["run", *argv]
     if "/" not in first and shutil.which(first) is None:
-        raise SuperviseError(f"unknown command '{quoted(first)}'", _nearest(first, commands, "supervise ")
-                             or "`supervise --help` lists the commands; a program to run goes after `--`", exit_code=2)
+        raise SuperviseError(
+            f"unknown command '{quoted(first)}'",
+            _nearest(first, commands, "supervise ") or "`supervise --help` lists the commands; a program to run goes after `--`",
+            exit_code=2,
+        )
     return ["run", *argv]
 
 
@@ -61,8 +67,9 @@ def check_options(args: list[str], options: Mapping[str, bool]) -> None:
             return
         name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
         if name not in options:
-            raise SuperviseError(f"unknown option '{quoted(name)}'", _nearest(name, options, "")
-                                 or "`supervise run --help` lists the options", exit_code=2)
+            raise SuperviseError(
+                f"unknown option '{quoted(name)}'", _nearest(name, options, "") or "`supervise run --help` lists the options", exit_code=2
+            )
         takes_value = options[name] and "=" not in arg and (arg.startswith("--") or len(arg) == 2)
         i += 2 if takes_value else 1
 

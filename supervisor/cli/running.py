@@ -15,13 +15,19 @@ from .shared import BACKEND_HELP, open_store, usage_no_command
 
 RUN_CONTEXT = {"allow_interspersed_args": False, "ignore_unknown_options": True}
 INJECT_MODES = ("auto", "type", "off")
-ON_LIMIT_HELP = ("When the agent hits a usage limit: notify (an event, a notice, the state in `supervise ps`), wait (also type a "
-                 "continue once the limit has reset and the agent is idle at its prompt, unless you typed meanwhile), or off. "
-                 "Default: \\[limits] on_limit in config.toml, else notify.")
-NOTIFY_HELP = ("Also tell your terminal when the agent needs you (a dialog, done, a limit, compacting): bell, osc (a desktop "
-               "notification, OSC 9 or 777), or off. Default: \\[notify] terminal in config.toml, else off.")
-INJECT_HELP = ("Give the agent its session context back after compaction and on resume: auto (through the agent's "
-               "own hook where it has one, else typed at the idle prompt), type (always typed), off.")
+ON_LIMIT_HELP = (
+    "When the agent hits a usage limit: notify (an event, a notice, the state in `supervise ps`), wait (also type a "
+    "continue once the limit has reset and the agent is idle at its prompt, unless you typed meanwhile), or off. "
+    "Default: \\[limits] on_limit in config.toml, else notify."
+)
+NOTIFY_HELP = (
+    "Also tell your terminal when the agent needs you (a dialog, done, a limit, compacting): bell, osc (a desktop "
+    "notification, OSC 9 or 777), or off. Default: \\[notify] terminal in config.toml, else off."
+)
+INJECT_HELP = (
+    "Give the agent its session context back after compaction and on resume: auto (through the agent's "
+    "own hook where it has one, else typed at the idle prompt), type (always typed), off."
+)
 
 
 def _check_inject(inject: str) -> str:
@@ -36,7 +42,9 @@ def run(
     agent: Optional[str] = typer.Option(None, "--agent", help="Pattern set to use (default: the command's name)."),
     record_input: bool = typer.Option(False, "--record-input", help="Also record keystrokes (may capture secrets)."),
     emulator: str = typer.Option(DEFAULT_EMULATOR, "--emulator", help="Terminal emulator for the text log: avt or pyte."),
-    pattern_files: Optional[List[Path]] = typer.Option(None, "--patterns", readable=False, help="An extra pattern file (repeatable); overrides by agent name."),
+    pattern_files: Optional[List[Path]] = typer.Option(
+        None, "--patterns", readable=False, help="An extra pattern file (repeatable); overrides by agent name."
+    ),
     inject: str = typer.Option("auto", "--inject", help=INJECT_HELP),
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
     on_limit: Optional[str] = typer.Option(None, "--on-limit", help=ON_LIMIT_HELP),
@@ -52,11 +60,20 @@ def run(
     if emulator not in EMULATORS:
         raise SuperviseError(f"unknown emulator '{emulator}'", f"use one of: {', '.join(EMULATORS)}", exit_code=2)
     opts = RunOptions(
-        argv=list(command), name=name, agent=agent, record_input=record_input, emulator=emulator,
-        pattern_files=[str(p) for p in pattern_files or []], inject=_check_inject(inject),
-        summary_backend=summary_backend, on_limit=on_limit, notify=notify,
+        argv=list(command),
+        name=name,
+        agent=agent,
+        record_input=record_input,
+        emulator=emulator,
+        pattern_files=[str(p) for p in pattern_files or []],
+        inject=_check_inject(inject),
+        summary_backend=summary_backend,
+        on_limit=on_limit,
+        notify=notify,
     )
-    config.load(backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr)  # a setting that is wrong stops here, not in the recorder
+    config.load(
+        backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr
+    )  # a setting that is wrong stops here, not in the recorder
     raise typer.Exit(run_session(opts))
 
 
@@ -64,10 +81,16 @@ def resume(
     session_id: Optional[str] = typer.Argument(None, help="Session id (any unique prefix)."),
     extra: Optional[List[str]] = typer.Argument(None, help="Extra arguments for the command, after `--`."),
     last: bool = typer.Option(False, "--last", help="Resume the most recent session."),
-    fresh: bool = typer.Option(False, "--fresh", help="Start the agent's conversation anew (not its own resume); the context is still given."),
-    with_agent: Optional[str] = typer.Option(None, "--with", metavar="AGENT",
-                                             help="Hand the work to another agent CLI (any command; its arguments after `--`; "
-                                                  "`supervise patterns list` shows the agents supervise knows), told that another agent did it."),
+    fresh: bool = typer.Option(
+        False, "--fresh", help="Start the agent's conversation anew (not its own resume); the context is still given."
+    ),
+    with_agent: Optional[str] = typer.Option(
+        None,
+        "--with",
+        metavar="AGENT",
+        help="Hand the work to another agent CLI (any command; its arguments after `--`; "
+        "`supervise patterns list` shows the agents supervise knows), told that another agent did it.",
+    ),
     agent_name: Optional[str] = typer.Option(None, "--agent", help="With --with: the pattern set to use (default: the command's name)."),
     inject: Optional[str] = typer.Option(None, "--inject", help=INJECT_HELP + " Default: as the session was run."),
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
@@ -82,7 +105,9 @@ def resume(
     from .. import config, profiles
     from ..run.session import RunOptions, run as run_session
 
-    config.load(backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr)  # a setting that is wrong stops here, not in the recorder
+    config.load(
+        backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr
+    )  # a setting that is wrong stops here, not in the recorder
     if agent_name and not with_agent:
         raise SuperviseError("--agent goes with --with", "a session resumed as it was keeps its pattern set", exit_code=2)
     store = open_store()
@@ -97,8 +122,11 @@ def resume(
     store.close()
     if not old["cwd"]:  # brought back from its recording, which does not say where it ran
         old["cwd"] = str(Path.cwd())
-        print(f"supervise: the directory session {old['id']} ran in is not known (it was brought back from its recording): "
-              f"resuming it here, in {plain(old['cwd'], newlines=False)}", file=sys.stderr)
+        print(
+            f"supervise: the directory session {old['id']} ran in is not known (it was brought back from its recording): "
+            f"resuming it here, in {plain(old['cwd'], newlines=False)}",
+            file=sys.stderr,
+        )
     if not Path(old["cwd"]).is_dir():
         raise SuperviseError(f"the session's directory {old['cwd']} no longer exists", "recreate it or cd elsewhere and run anew")
     options = old.get("options") or {}
@@ -126,7 +154,10 @@ def resume(
         pattern_files=[p for p in options.get("pattern_files", []) if Path(p).exists()],
         # a hand-off is for giving the context: as the earlier session was run or not
         inject=_check_inject(inject or ("auto" if with_agent else options.get("inject", "auto"))),
-        summary_backend=summary_backend, on_limit=on_limit, notify=notify, force=force,
+        summary_backend=summary_backend,
+        on_limit=on_limit,
+        notify=notify,
+        force=force,
     )
     raise typer.Exit(run_session(opts))
 
@@ -144,9 +175,15 @@ def agent_cmd(
     scratch: bool = typer.Option(False, "--scratch", help="A throwaway workspace instead."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per command before it is killed (default 60)."),
     confirm: bool = typer.Option(False, "--confirm", help="Ask before each command."),
-    compaction: Optional[str] = typer.Option(None, "--compaction", help="auto (default): mask old tool outputs, then summarize, past --compact-at of the window; off."),
-    compact_at: Optional[float] = typer.Option(None, "--compact-at", help="Share of the usable window at which compaction starts (default 0.8)."),
-    summary_model: Optional[str] = typer.Option(None, "--summary-model", help="Model for the compaction's summaries (default: the agent's)."),
+    compaction: Optional[str] = typer.Option(
+        None, "--compaction", help="auto (default): mask old tool outputs, then summarize, past --compact-at of the window; off."
+    ),
+    compact_at: Optional[float] = typer.Option(
+        None, "--compact-at", help="Share of the usable window at which compaction starts (default 0.8)."
+    ),
+    summary_model: Optional[str] = typer.Option(
+        None, "--summary-model", help="Model for the compaction's summaries (default: the agent's)."
+    ),
     keep_last: Optional[int] = typer.Option(None, "--keep-last", help="Messages a summary keeps as they are (default 10)."),
     name: Optional[str] = typer.Option(None, "--name", "-n", help="A name for this session."),
 ) -> None:
@@ -163,9 +200,22 @@ def agent_cmd(
     if workspace is not None and not workspace.is_dir():
         raise SuperviseError(f"no such directory: {workspace}", "give --workspace an existing directory, or --scratch", exit_code=2)
     argv = agents.command_line(
-        task or [], print=once, model=model, base_url=base_url, context_limit=context_limit, max_steps=max_steps, image=image,
-        network=network, workspace=workspace.resolve() if workspace else None, scratch=scratch, timeout=timeout, confirm=confirm,
-        compaction=compaction, compact_at=compact_at, summary_model=summary_model, keep_last=keep_last,
+        task or [],
+        print=once,
+        model=model,
+        base_url=base_url,
+        context_limit=context_limit,
+        max_steps=max_steps,
+        image=image,
+        network=network,
+        workspace=workspace.resolve() if workspace else None,
+        scratch=scratch,
+        timeout=timeout,
+        confirm=confirm,
+        compaction=compaction,
+        compact_at=compact_at,
+        summary_model=summary_model,
+        keep_last=keep_last,
     )
     # It keeps its own context (it compacts itself): nothing is typed into it.
     raise typer.Exit(run_session(RunOptions(argv=argv, name=name, agent=agents.AGENT, inject="off")))
@@ -178,10 +228,13 @@ def demo() -> None:
     argv = [sys.executable, "-P", "-m", "supervisor.cli.demo_agent"]
     code = run_session(RunOptions(argv=argv, name="demo", agent="demo", inject="type"))
     sid = open_store().latest()["id"]
-    typer.echo(f"\nsupervise demo: session {sid}. Look at it with:\n"
-               f"  supervise show {sid}              # its events: the compaction, the context given back\n"
-               f"  supervise context {sid}           # the session context the agent was given\n"
-               f"  supervise export {sid}            # the text log (--format cast: the recording)\n"
-               f"  supervise resume {sid}            # run it again, linked, with its context\n"
-               f"  supervise browse --open           # everything in Datasette", err=True)
+    typer.echo(
+        f"\nsupervise demo: session {sid}. Look at it with:\n"
+        f"  supervise show {sid}              # its events: the compaction, the context given back\n"
+        f"  supervise context {sid}           # the session context the agent was given\n"
+        f"  supervise export {sid}            # the text log (--format cast: the recording)\n"
+        f"  supervise resume {sid}            # run it again, linked, with its context\n"
+        f"  supervise browse --open           # everything in Datasette",
+        err=True,
+    )
     raise typer.Exit(code)

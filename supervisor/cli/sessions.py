@@ -41,7 +41,9 @@ def sessions(
             exit_code = "" if r["exit_code"] is None else str(r["exit_code"])
             command = plain(r["command"], newlines=False)
             label = clip(f"{clip(plain(r['name'], newlines=False), NAME_SHOWN)}: {command}" if r["name"] else command, room)
-            lines.append(f"{r['id']:<8} {r['status']:<12} {local_time(r['started']):<17} {exit_code:>4}  {(r['agent'] or '')[:10]:<10} {label}")
+            lines.append(
+                f"{r['id']:<8} {r['status']:<12} {local_time(r['started']):<17} {exit_code:>4}  {(r['agent'] or '')[:10]:<10} {label}"
+            )
         typer.echo("\n".join(lines))
     if not show_all and len(rows) == limit and (total := store.count_sessions()) > limit:
         typer.echo(f"supervise: the newest {limit:,} of {total:,} sessions (--all for every one, --limit N for more)", err=True)
@@ -52,7 +54,6 @@ def _label_room(used: int) -> int:
     columns, or LABEL_SHOWN where there is no terminal (a pipe, a file)."""
     columns = shutil.get_terminal_size((0, 0)).columns
     return max(LABEL_MIN, columns - used) if columns else LABEL_SHOWN
-
 
 
 def ps(
@@ -95,7 +96,20 @@ def show(
     if as_json:
         typer.echo(json_text(data))
         return
-    for key in ("id", "name", "status", "command", "agent", "agent_session_id", "cwd", "started", "ended", "exit_code", "cast_path", "log_path"):
+    for key in (
+        "id",
+        "name",
+        "status",
+        "command",
+        "agent",
+        "agent_session_id",
+        "cwd",
+        "started",
+        "ended",
+        "exit_code",
+        "cast_path",
+        "log_path",
+    ):
         if data.get(key) is not None:
             typer.echo(f"{key + ':':<18}{plain(str(data[key]), newlines=False)}")
     if data.get("parent_id"):
@@ -153,7 +167,9 @@ def _context_origin(c: dict) -> str:
 def export(
     session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
     fmt: str = typer.Option("text", "--format", "-f", help="text (the text log), cast (the asciicast recording) or json."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to FILE (- for stdout, the default); never over supervise's own files."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write to FILE (- for stdout, the default); never over supervise's own files."
+    ),
     force: bool = typer.Option(False, "--force", help="Replace FILE if it exists (its mode is kept)."),
     redact: bool = typer.Option(False, "--redact", help="Mask secrets (API keys, tokens, passwords, private keys)."),
 ) -> None:
@@ -191,8 +207,11 @@ def summarize(
     row = rounds.make(store, session, "manual", settings)
     how = row["source"] + (f" ({row['error']})" if row["error"] else f" ({row['model']})")
     cost = f", ${row['cost_usd']:.4f}" if row["cost_usd"] is not None else ""
-    typer.echo(f"supervise: round {row['round']} for session {session['id']} from the {how}, backend {row['backend']}; "
-               f"digest {row['digest_tokens']} tokens{cost}", err=True)
+    typer.echo(
+        f"supervise: round {row['round']} for session {session['id']} from the {how}, backend {row['backend']}; "
+        f"digest {row['digest_tokens']} tokens{cost}",
+        err=True,
+    )
     typer.echo(plain(row["prompt"]))
 
 

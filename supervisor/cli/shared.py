@@ -25,8 +25,10 @@ def local_time(iso: str | None) -> str:
 
 
 # `run`, `resume` and `summarize` take it alike.
-BACKEND_HELP = ("Who makes the session contexts: auto (default: the API with a key, else an agent CLI that can summarize, on "
-                "your own login (the session's own agent first), else the heuristic), api, such an agent CLI by name, heuristic.")
+BACKEND_HELP = (
+    "Who makes the session contexts: auto (default: the API with a key, else an agent CLI that can summarize, on "
+    "your own login (the session's own agent first), else the heuristic), api, such an agent CLI by name, heuristic."
+)
 
 MOST_USED = (
     ("supervise -- AGENT", "run an agent CLI ({known}, ...) under the supervisor"),

@@ -38,8 +38,12 @@ def browse(
 
 def doctor(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array (with --repair: what was done, as an object)."),
-    repair: bool = typer.Option(False, "--repair", help="Repair the database instead of checking: a damaged one is moved "
-                                "aside and what is readable kept; every recording it does not list is brought back."),
+    repair: bool = typer.Option(
+        False,
+        "--repair",
+        help="Repair the database instead of checking: a damaged one is moved "
+        "aside and what is readable kept; every recording it does not list is brought back.",
+    ),
 ) -> None:
     """Check the terminal, data directory, database, settings, pattern files, agent CLIs, hook,
     notify command, API key, Docker and Datasette: each ok, warn or problem (with the fix);
@@ -68,9 +72,18 @@ def _repair(as_json: bool) -> None:
     done = repair()
     if as_json:
         back = done.reimported
-        typer.echo(json_text({"database": str(done.database), "moved_to": str(done.moved_to) if done.moved_to else None,
-                              "kept": done.kept, "reimported": back.ids, "logs_rendered": back.logs_rendered,
-                              "unreadable": back.unreadable}))
+        typer.echo(
+            json_text(
+                {
+                    "database": str(done.database),
+                    "moved_to": str(done.moved_to) if done.moved_to else None,
+                    "kept": done.kept,
+                    "reimported": back.ids,
+                    "logs_rendered": back.logs_rendered,
+                    "unreadable": back.unreadable,
+                }
+            )
+        )
     else:
         for line in said(done):
             typer.echo(plain(line, newlines=False), err=True)

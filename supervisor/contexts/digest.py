@@ -39,10 +39,52 @@ SALIENT = re.compile(
 # line after each hit, is what is fast. (Files touched are taken from the lines kept, not
 # searched for: file names are on every other line of test and build output.)
 KEYWORD_WORDS = (
-    "❯", "›", "> ", "$ ", "●", "rror", "RROR", "xception", "Traceback", "FAILED", "ailed", "atal", "panic:", "Segmentation",
-    "ixed", "esolved", "passes", "passed", "works now", "ecided", "ecision", "'ll use", "will use", "instead of", "oing with",
-    "hose", "Plan:", "because", "Update", "Write", "Edit", "Create", "Bash", "Shell", "Run", "Ran ", "Exec", "Added",
-    "Deleted", "☐", "□", "[ ]", "TODO", "odo:", "till to do", "ext step",
+    "❯",
+    "›",
+    "> ",
+    "$ ",
+    "●",
+    "rror",
+    "RROR",
+    "xception",
+    "Traceback",
+    "FAILED",
+    "ailed",
+    "atal",
+    "panic:",
+    "Segmentation",
+    "ixed",
+    "esolved",
+    "passes",
+    "passed",
+    "works now",
+    "ecided",
+    "ecision",
+    "'ll use",
+    "will use",
+    "instead of",
+    "oing with",
+    "hose",
+    "Plan:",
+    "because",
+    "Update",
+    "Write",
+    "Edit",
+    "Create",
+    "Bash",
+    "Shell",
+    "Run",
+    "Ran ",
+    "Exec",
+    "Added",
+    "Deleted",
+    "☐",
+    "□",
+    "[ ]",
+    "TODO",
+    "odo:",
+    "till to do",
+    "ext step",
 )
 
 
@@ -75,7 +117,9 @@ PER_SHAPE = 3  # lines kept that differ only in numbers (an error at line 42, at
 QUOTAS = {"dialog": 0.0, "user": 0.20, "error": 0.20, "fix": 0.10, "decision": 0.15, "command": 0.15, "edit": 0.15, "todo": 0.05}
 NOISE = re.compile(r"^[\s─━│┃╭╮╰╯═╔╗╚╝║▐▛▜▌▝▘█░▒▓·•…\-=_*#~.]*$")
 SPINNER_LINE = re.compile(r"^\s*[⠁-⣿✢✳✶✻✽✺·*●◐◓◑◒|/\\-]\s+\w+…")
-FILE_RX = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift|md|toml|ya?ml|json|sh|sql|html|css|scss|txt|cfg|ini|lock))\b")
+FILE_RX = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|cs|swift|md|toml|ya?ml|json|sh|sql|html|css|scss|txt|cfg|ini|lock))\b"
+)
 
 
 def estimate_tokens(text: str) -> int:
@@ -171,7 +215,9 @@ def build(
     recent_lines, recent_start = _recent(text, recent_budget)
     said = None
     if patterns is not None and patterns.of("user_input"):
-        said = list({t.text: (t.offset, "User: " + t.text.replace("\n", "\n  ")) for t in reversed(found) if t.offset < recent_start}.values())[::-1]
+        said = list(
+            {t.text: (t.offset, "User: " + t.text.replace("\n", "\n  ")) for t in reversed(found) if t.offset < recent_start}.values()
+        )[::-1]
     salient, counts = _salient(text[:recent_start], salient_budget, set(recent_lines), said)
     files = sorted({f for line in [*salient, *recent_lines] for f in FILE_RX.findall(line)})
 
@@ -323,10 +369,9 @@ def _fit(lines: list[tuple[int, str]], quota: int) -> tuple[list[tuple[int, str]
         head.append(item)
         cost += c
     tail = []
-    for item, c in zip(reversed(lines[len(head):]), reversed(costs[len(head):])):
+    for item, c in zip(reversed(lines[len(head) :]), reversed(costs[len(head) :])):
         if cost + c > quota:
             break
         tail.append(item)
         cost += c
     return head + tail[::-1], cost
-

@@ -140,8 +140,16 @@ class ContextKeeper(threading.Thread):
             screen = None if trigger == "session_end" else self._screen()
             self._chars_at_last = self._output_chars()
             transcript_dir = Path(self.session.transcript_dir) if self.session.transcript_dir else None
-            row = rounds.make(self._db(), session, trigger, self.settings, screen=screen, live=True,
-                              transcript_dir=transcript_dir, pattern_set=self._pattern_set())
+            row = rounds.make(
+                self._db(),
+                session,
+                trigger,
+                self.settings,
+                screen=screen,
+                live=True,
+                transcript_dir=transcript_dir,
+                pattern_set=self._pattern_set(),
+            )
         except Exception as exc:
             self._fail("session context", exc)
             return None

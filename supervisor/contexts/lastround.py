@@ -69,8 +69,7 @@ def ended(session: dict) -> bool:
     return session["status"] != ACTIVE or not supervisor_alive(session.get("pid"))
 
 
-def wait(session: dict, timeout: float, now: Callable[[], float] = time.monotonic,
-         sleep: Callable[[float], None] = time.sleep) -> bool:
+def wait(session: dict, timeout: float, now: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> bool:
     """Wait, at most `timeout` seconds, for an ended session's recorder to be done; whether
     it is (a running session's recorder is not waited for). The recorder gives itself the
     same time once its supervisor is gone."""

@@ -187,15 +187,25 @@ def handed_over(store: Store, row: dict, session_id: str, agent: str, settings: 
     return store.add_context(
         session_id,
         lambda round_no: schema.render(row["context"], round_no, settings.template, handoff_from=agent),
-        trigger="handoff", source=row["source"], backend=row.get("backend"), model=row.get("model"),
-        error=row.get("error"), context=row["context"], log_offset=0, transcript_offset=0, duration_ms=0,
+        trigger="handoff",
+        source=row["source"],
+        backend=row.get("backend"),
+        model=row.get("model"),
+        error=row.get("error"),
+        context=row["context"],
+        log_offset=0,
+        transcript_offset=0,
+        duration_ms=0,
     )
 
 
 def continue_texts(store: Store, session: dict, settings: Settings) -> list[str]:
     """The continues supervise typed into the session's agent after a usage limit."""
-    return [e["detail"].get("text") or settings.limits.continue_text
-            for e in store.events(session["id"]) if e["kind"] == "limit_continue" and e["detail"].get("typed")]
+    return [
+        e["detail"].get("text") or settings.limits.continue_text
+        for e in store.events(session["id"])
+        if e["kind"] == "limit_continue" and e["detail"].get("typed")
+    ]
 
 
 def without_typed(records: list[dict], typed: list[str], user_text) -> list[dict]:

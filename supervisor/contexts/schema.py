@@ -29,7 +29,11 @@ SCHEMA = {
         "pending_steps": {"type": "array", "items": {"type": "string"}, "description": "Still to do, in order."},
         "key_decisions": {"type": "array", "items": {"type": "string"}, "description": "Decisions and their reasons."},
         "relevant_files": {"type": "array", "items": {"type": "string"}, "description": "Paths that matter, with a few words each."},
-        "errors_and_resolutions": {"type": "array", "items": {"type": "string"}, "description": "Each error met and how it was resolved (or that it is open)."},
+        "errors_and_resolutions": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Each error met and how it was resolved (or that it is open).",
+        },
     },
     "required": [*TEXT_FIELDS, *LIST_FIELDS],
 }
@@ -122,15 +126,17 @@ def heuristic(d: Digest, previous: dict | None = None) -> dict:
     # the files touched are what the agent must check before changing them.
     edited = [f for l in kinds.get("edit", []) for f in FILE_RX.findall(l)]
     files = list(dict.fromkeys([*edited, *previous.get("relevant_files", []), *d.files]))
-    return validate({
-        "original_request": previous.get("original_request") or d.original_request or (users[0] if users else ""),
-        "current_task": (users[-1] if users else "") or previous.get("current_task", "") or "(unknown: see the most recent activity)",
-        "completed_steps": _last(list(dict.fromkeys(done)), 15),
-        "pending_steps": _last(list(dict.fromkeys(p for p in pending if p)), 10),
-        "key_decisions": _last(list(dict.fromkeys([*previous.get("key_decisions", []), *kinds.get("decision", [])])), 10),
-        "relevant_files": files[:25],
-        "errors_and_resolutions": _last(list(dict.fromkeys(errors)), 10),
-    })
+    return validate(
+        {
+            "original_request": previous.get("original_request") or d.original_request or (users[0] if users else ""),
+            "current_task": (users[-1] if users else "") or previous.get("current_task", "") or "(unknown: see the most recent activity)",
+            "completed_steps": _last(list(dict.fromkeys(done)), 15),
+            "pending_steps": _last(list(dict.fromkeys(p for p in pending if p)), 10),
+            "key_decisions": _last(list(dict.fromkeys([*previous.get("key_decisions", []), *kinds.get("decision", [])])), 10),
+            "relevant_files": files[:25],
+            "errors_and_resolutions": _last(list(dict.fromkeys(errors)), 10),
+        }
+    )
 
 
 # a step left for later, without the agent's checkbox or marker
@@ -194,8 +200,7 @@ DEFAULT_TEMPLATE = HEADS["continue"] + BODY
 PROMPT_BUDGET = 2_000  # tokens
 
 
-def render(context: dict, round_no: int, template: str | None = None, budget: int = PROMPT_BUDGET,
-           handoff_from: str | None = None) -> str:
+def render(context: dict, round_no: int, template: str | None = None, budget: int = PROMPT_BUDGET, handoff_from: str | None = None) -> str:
     """The context prompt, within `budget` tokens: lists are cut oldest-first until it fits.
     `handoff_from`: the agent that did the work, for another one taking it over (its head
     says so, before the user's template too)."""
@@ -228,4 +233,3 @@ def _fill(template: str, ctx: dict, round_no: int, agent: str | None = None) -> 
         items = ctx.get(key) or []
         values[key] = "\n".join(f"- {item}" for item in items) if items else "- (none)"
     return string.Template(template).safe_substitute(values)
-

@@ -61,8 +61,9 @@ def count_tokens(d: Digest, previous: dict | None, cfg: Summary) -> int | None:
     return api.count_tokens(model_input(d, previous), SYSTEM, cfg)
 
 
-def summarize(d: Digest, previous: dict | None, cfg: Summary, session: Mapping | None = None,
-              env: Mapping[str, str] | None = None) -> Result:
+def summarize(
+    d: Digest, previous: dict | None, cfg: Summary, session: Mapping | None = None, env: Mapping[str, str] | None = None
+) -> Result:
     """The context of `d` (and `previous`), by the backend `cfg` names for `session` (the
     session row: its agent and the program it ran); the heuristic's, with the reason, when
     the backend gives none."""
@@ -109,12 +110,21 @@ def _cli_model(name: str, cfg: Summary) -> str | None:
 def _add(spent: Answer, answer: Answer) -> Answer:
     """What two attempts used, together."""
     cost = None if spent.cost_usd is None and answer.cost_usd is None else (spent.cost_usd or 0.0) + (answer.cost_usd or 0.0)
-    return Answer(None, answer.model or spent.model, spent.input_tokens + answer.input_tokens,
-                  spent.output_tokens + answer.output_tokens, cost)
+    return Answer(
+        None, answer.model or spent.model, spent.input_tokens + answer.input_tokens, spent.output_tokens + answer.output_tokens, cost
+    )
 
 
 def _fallback(d: Digest, previous: dict | None, error: str, spent: Answer | None = None, backend: str = "heuristic") -> Result:
     spent = spent or Answer(None, None)
     # What another program said, stored and shown: plain text only.
-    return Result(schema.heuristic(d, previous), "heuristic", spent.model, spent.input_tokens, spent.output_tokens,
-                  spent.cost_usd if (spent.input_tokens or spent.output_tokens) else None, plain(error), backend)
+    return Result(
+        schema.heuristic(d, previous),
+        "heuristic",
+        spent.model,
+        spent.input_tokens,
+        spent.output_tokens,
+        spent.cost_usd if (spent.input_tokens or spent.output_tokens) else None,
+        plain(error),
+        backend,
+    )

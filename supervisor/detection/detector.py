@@ -83,7 +83,7 @@ class Detector:
         """Supervise gave the agent `text` (quoting the session's words `quoted`): its
         echoes are not the agent's."""
         with self._adding:  # one at a time; the slow part (`Given.of`) outside the lock
-            texts = (*self._given_texts[-(echoes.GIVEN_MAX - 1):], (text, quoted))
+            texts = (*self._given_texts[-(echoes.GIVEN_MAX - 1) :], (text, quoted))
             given = echoes.Given.of(texts)
             with self._lock:
                 self._given_texts, self.given = texts, given

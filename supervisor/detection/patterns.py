@@ -143,8 +143,9 @@ def load_file(path: Path, check: bool = True) -> PatternSet:
     low_at = agent.get("context_low_at", DEFAULT_CONTEXT_LOW_AT)
     if not isinstance(low_at, int) or not 0 <= low_at <= 100:
         raise SuperviseError(f"pattern file {path}: [agent] context_low_at must be a whole number from 0 to 100")
-    return PatternSet(name, str(agent.get("title", name)), list(commands), patterns, path, context_low_at=low_at,
-                      stdin_args=list(stdin_args))
+    return PatternSet(
+        name, str(agent.get("title", name)), list(commands), patterns, path, context_low_at=low_at, stdin_args=list(stdin_args)
+    )
 
 
 def _files(directory: Path) -> list[Path]:

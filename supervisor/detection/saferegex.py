@@ -95,8 +95,12 @@ def _flags(flags: int) -> int:
     import regex
 
     out = 0
-    for flag, same in ((re.IGNORECASE, regex.IGNORECASE), (re.MULTILINE, regex.MULTILINE), (re.DOTALL, regex.DOTALL),
-                       (re.VERBOSE, regex.VERBOSE)):
+    for flag, same in (
+        (re.IGNORECASE, regex.IGNORECASE),
+        (re.MULTILINE, regex.MULTILINE),
+        (re.DOTALL, regex.DOTALL),
+        (re.VERBOSE, regex.VERBOSE),
+    ):
         if flags & flag:
             out |= same
     return out

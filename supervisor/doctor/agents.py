@@ -60,21 +60,32 @@ def agent_verdict(command: str, path: str | None, output: str | None, error: str
         first = (plain(output or "").strip().splitlines() or ["nothing"])[0][:80]
         return Check(command, "warn", f"{path}: no version in `{command} --version` ({first})")
     if not verified:
-        return Check(command, "warn", f"{version} at {path}: no pattern set says which versions it was verified on",
-                     "see `supervise patterns list`")
+        return Check(
+            command, "warn", f"{version} at {path}: no pattern set says which versions it was verified on", "see `supervise patterns list`"
+        )
     seen = ", ".join(verified)
     if any(version_matches(version, v) for v in verified):
         return Check(command, "ok", f"{version} at {path} (patterns verified on {seen})")
-    return Check(command, "warn", f"{path}: patterns verified on {seen}; you have {version}",
-                 "run `supervise patterns check` on a recording of it (sessions/ID/session.cast) to see what is detected, or report it")
+    return Check(
+        command,
+        "warn",
+        f"{path}: patterns verified on {seen}; you have {version}",
+        "run `supervise patterns check` on a recording of it (sessions/ID/session.cast) to see what is detected, or report it",
+    )
 
 
 def version_output(path: str, profile: profiles.Profile, env: Mapping[str, str]) -> tuple[str | None, str | None]:
     """(what `PATH --version` printed, None), or (None, what went wrong)."""
     timeout = profile.version_timeout
     try:
-        proc = subprocess.Popen([path, "--version"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env={**env, **QUIET_ENV, **profile.quiet_env}, start_new_session=True)
+        proc = subprocess.Popen(
+            [path, "--version"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**env, **QUIET_ENV, **profile.quiet_env},
+            start_new_session=True,
+        )
     except OSError as exc:
         return None, f"cannot run: {exc.strerror or exc}"
     try:
@@ -98,5 +109,3 @@ def agent(command: str, sets: Mapping[str, patterns.PatternSet], env: Mapping[st
         return agent_verdict(command, None, None, None, verified)
     output, error = version_output(path, profiles.get(chosen.agent if chosen else command), env)
     return agent_verdict(command, path, output, error, verified)
-
-

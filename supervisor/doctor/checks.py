@@ -41,12 +41,14 @@ def run_all(env: Mapping[str, str] | None = None) -> Iterator[Check]:
 
     def given_settings(check: Callable[[config.Settings], Check]) -> Step:
         """A check of what the settings name; none while they have an error (said once, by `config`)."""
+
         def step() -> list[Check]:
             try:
                 loaded = config.load(env)
             except SuperviseError:
                 return []
             return [check(loaded)]
+
         return step
 
     steps: list[tuple[str, Step]] = [
@@ -80,5 +82,11 @@ def guarded(name: str, step: Step) -> list[Check]:
         if os.environ.get("SUPERVISE_DEBUG"):
             raise
         said = repr(exc)
-        return [Check(name, "problem", f"the check itself failed: {said if len(said) <= 200 else said[:197] + '...'}",
-                      "rerun with SUPERVISE_DEBUG=1 for the traceback, and report it")]
+        return [
+            Check(
+                name,
+                "problem",
+                f"the check itself failed: {said if len(said) <= 200 else said[:197] + '...'}",
+                "rerun with SUPERVISE_DEBUG=1 for the traceback, and report it",
+            )
+        ]

@@ -25,6 +25,7 @@ LOW_DISK = 100 * 1024 * 1024
 
 # -- the terminal ------------------------------------------------------------------------------
 
+
 def terminal_verdict(stdin_tty: bool, stdout_tty: bool, term: str | None, size: tuple[int, int] | None) -> Check:
     if not (stdin_tty and stdout_tty):
         which = " and ".join(n for n, tty in (("stdin", stdin_tty), ("stdout", stdout_tty)) if not tty)
@@ -53,8 +54,12 @@ def terminal(env: Mapping[str, str]) -> Check:
 def native_verdict(missing: list[str]) -> Check:
     if not missing:
         return Check("native", "ok", "the PTY loop's copy of output and the recording's escapes run in C")
-    return Check("native", "warn", f"built without a C compiler: {' and '.join(missing)} in Python, so floods of output pass slower",
-                 f"install gcc and the Python headers (e.g. apt install gcc python3-dev), then {REINSTALL}")
+    return Check(
+        "native",
+        "warn",
+        f"built without a C compiler: {' and '.join(missing)} in Python, so floods of output pass slower",
+        f"install gcc and the Python headers (e.g. apt install gcc python3-dev), then {REINSTALL}",
+    )
 
 
 def native() -> Check:
@@ -62,18 +67,26 @@ def native() -> Check:
     from ..recording import asciicast
     from ..terminal import pty_loop
 
-    missing = [what for what, built in (("the PTY loop's copy", pty_loop.native is not None),
-                                        ("the recording's escapes", asciicast.ESCAPES_IN_C)) if not built]
+    missing = [
+        what
+        for what, built in (("the PTY loop's copy", pty_loop.native is not None), ("the recording's escapes", asciicast.ESCAPES_IN_C))
+        if not built
+    ]
     return native_verdict(missing)
 
 
 # -- the data directory and the database ---------------------------------------------------------
 
+
 def data_dir_verdict(path: Path, mode: int, free: int, created: bool) -> Check:
     q = shlex.quote(str(path))
     if mode & 0o077:
-        return Check("data dir", "warn", f"{path} is mode {mode:04o}: others may read your recordings",
-                     f"chmod 700 {q} (supervise also does when it opens the database)")
+        return Check(
+            "data dir",
+            "warn",
+            f"{path} is mode {mode:04o}: others may read your recordings",
+            f"chmod 700 {q} (supervise also does when it opens the database)",
+        )
     if free < LOW_DISK:
         return Check("data dir", "warn", f"{path}: only {free // 2**20} MB free", "free some space, or set SUPERVISE_HOME elsewhere")
     return Check("data dir", "ok", f"{path} ({'created, ' if created else ''}private, writable, {free / 2**30:.1f} GB free)")
@@ -92,8 +105,12 @@ def data_dir(path: Path) -> Check:
     except SuperviseError as exc:
         return Check("data dir", "problem", exc.message, exc.hint)
     except OSError as exc:
-        return Check("data dir", "problem", f"cannot write to {path}: {exc.strerror or exc}",
-                     "fix its owner or permissions, or set SUPERVISE_HOME to a writable directory")
+        return Check(
+            "data dir",
+            "problem",
+            f"cannot write to {path}: {exc.strerror or exc}",
+            "fix its owner or permissions, or set SUPERVISE_HOME to a writable directory",
+        )
     return data_dir_verdict(path, mode, free, created)
 
 
@@ -103,8 +120,12 @@ def database_verdict(path: Path, integrity: list[str], sessions: int, mode: int,
         return Check("database", "problem", said.message, said.hint)
     counted = f"{path} ({sessions} session{'s' if sessions != 1 else ''}, integrity ok)"
     if unlisted:
-        return Check("database", "warn", f"{counted}; {unlisted} recording{'s are' if unlisted != 1 else ' is'} not in the "
-                     f"database ({path.parent / 'sessions'})", f"`{REPAIR}` brings {'them' if unlisted != 1 else 'it'} back")
+        return Check(
+            "database",
+            "warn",
+            f"{counted}; {unlisted} recording{'s are' if unlisted != 1 else ' is'} not in the database ({path.parent / 'sessions'})",
+            f"`{REPAIR}` brings {'them' if unlisted != 1 else 'it'} back",
+        )
     if mode & 0o077:
         return Check("database", "warn", f"{path} is mode {mode:04o}: others may read it", f"chmod 600 {shlex.quote(str(path))}")
     return Check("database", "ok", counted)
@@ -134,6 +155,7 @@ def database(path: Path) -> Check:
 
 # -- pattern files and the agent CLIs ------------------------------------------------------------
 
+
 def pattern_files(env: Mapping[str, str]) -> tuple[list[Check], dict[str, patterns.PatternSet]]:
     """A check per broken file (every one, not only the first), else one ok; and the sets
     that loaded, by agent (later files win, as when a session starts)."""
@@ -152,14 +174,21 @@ def pattern_files(env: Mapping[str, str]) -> tuple[list[Check], dict[str, patter
         checks.append(Check("patterns", "problem", f"no shipped pattern files in {shipped_dir}", REINSTALL))
     missing = [a for a in profiles.shipped() if patterns.select(sets, a) is None]
     if missing and shipped:
-        checks.append(Check("patterns", "warn", f"no pattern set for {', '.join(missing)}: their compactions go undetected",
-                            "see `supervise patterns list`"))
+        checks.append(
+            Check(
+                "patterns",
+                "warn",
+                f"no pattern set for {', '.join(missing)}: their compactions go undetected",
+                "see `supervise patterns list`",
+            )
+        )
     if not checks:
         checks.append(Check("patterns", "ok", f"{len(shipped)} shipped ({shipped_dir}), {len(yours)} yours ({user_dir})"))
     return checks, sets
 
 
 # -- an agent's hook ------------------------------------------------------------------------------
+
 
 def hook_script(profile: profiles.Profile, timeout: float = 10.0) -> list[Check]:
     """Run the agent's hook command exactly as the agent would (`sh -c`), against a socket of
@@ -173,12 +202,19 @@ def hook_script(profile: profiles.Profile, timeout: float = 10.0) -> list[Check]
     failures: list[BaseException] = []
     with tempfile.TemporaryDirectory(prefix="supervise-doctor-") as folder:
         sock = os.path.join(folder, "hook.sock")
-        server = HookServer(sock, lambda request: probe if request.get("source") == "doctor" else None,
-                            lambda what, exc: failures.append(exc))
+        server = HookServer(
+            sock, lambda request: probe if request.get("source") == "doctor" else None, lambda what, exc: failures.append(exc)
+        )
         server.start()
         try:
-            proc = subprocess.run(["sh", "-c", command], input=profile.hook_request(), capture_output=True, text=True,
-                                  timeout=timeout, env={**os.environ, **profile.hook_env(sock)})
+            proc = subprocess.run(
+                ["sh", "-c", command],
+                input=profile.hook_request(),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env={**os.environ, **profile.hook_env(sock)},
+            )
         except subprocess.TimeoutExpired:
             return [Check("hook", "problem", f"`{command}` did not finish in {timeout:g} s", REINSTALL)]
         finally:
@@ -188,5 +224,11 @@ def hook_script(profile: profiles.Profile, timeout: float = 10.0) -> list[Check]
     said = plain(proc.stderr or proc.stdout or "no output", newlines=False).strip()[:160]
     if failures:
         said += f"; the socket said: {failures[0]}"
-    return [Check("hook", "problem", f"`{command}` (exit {proc.returncode}) gave no context back: {said}",
-                  f"{profile.name} would get no context after a compaction; {REINSTALL}")]
+    return [
+        Check(
+            "hook",
+            "problem",
+            f"`{command}` (exit {proc.returncode}) gave no context back: {said}",
+            f"{profile.name} would get no context after a compaction; {REINSTALL}",
+        )
+    ]

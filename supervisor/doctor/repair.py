@@ -58,8 +58,9 @@ def said(done: Repaired) -> list[str]:
     if back.ids:
         brought += "; recordings hold no contexts: `supervise summarize ID` makes one"
     if done.moved_to is not None:
-        kept = ", ".join(_count(done.kept.get(t, 0), what) for t, what in (("sessions", "session"), ("events", "event"),
-                                                                            ("contexts", "context")))
+        kept = ", ".join(
+            _count(done.kept.get(t, 0), what) for t, what in (("sessions", "session"), ("events", "event"), ("contexts", "context"))
+        )
         lines = [f"supervise: moved the damaged database to {done.moved_to}; kept {kept}; {brought}"]
     elif back.ids or back.unreadable:
         lines = [f"supervise: the database {done.database} is sound; {brought}"]

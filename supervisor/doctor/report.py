@@ -32,8 +32,12 @@ def lines(check: Check) -> list[str]:
 
 
 def as_dict(check: Check) -> dict:
-    return {"name": check.name, "status": check.status, "detail": plain(check.detail, newlines=False),
-            "fix": plain(check.fix, newlines=False) if check.fix else None}
+    return {
+        "name": check.name,
+        "status": check.status,
+        "detail": plain(check.detail, newlines=False),
+        "fix": plain(check.fix, newlines=False) if check.fix else None,
+    }
 
 
 def summary(checks: list[Check]) -> str:

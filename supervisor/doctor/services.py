@@ -15,6 +15,7 @@ API_TIMEOUT = 10.0
 
 # -- the API ------------------------------------------------------------------------------------
 
+
 def mask(secret: str) -> str:
     """`sk-ant-…abcd`: enough to tell keys apart, never the key."""
     prefix = "sk-ant-" if secret.startswith("sk-ant-") else ""
@@ -26,8 +27,12 @@ def api(summary: config.Summary, timeout: float = API_TIMEOUT) -> Check:
     if summary.local and not summary.has_key:
         return _local(summary, timeout)
     if not summary.has_key:
-        return Check("api", "warn", "no API key: summaries are made through an agent CLI's own login, or by the heuristic "
-                     "(see `summary`)", "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY, or api_key_env in config.toml)")
+        return Check(
+            "api",
+            "warn",
+            "no API key: summaries are made through an agent CLI's own login, or by the heuristic (see `summary`)",
+            "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY, or api_key_env in config.toml)",
+        )
     import anthropic
 
     from ..contexts.backends.api import _client
@@ -54,7 +59,6 @@ def api(summary: config.Summary, timeout: float = API_TIMEOUT) -> Check:
     return replace(check, detail=check.detail.replace(secret, mask(secret))) if secret else check
 
 
-
 def _local(summary: config.Summary, timeout: float) -> Check:
     """A model server on this machine, asked without a key: does it answer?"""
     import anthropic
@@ -76,20 +80,33 @@ def _local(summary: config.Summary, timeout: float) -> Check:
         return Check("api", "warn", f"the local model server at {url} gave an odd answer: {exc}", url_fix)
     return Check("api", "ok", local)
 
+
 # -- who makes the session contexts -------------------------------------------------------------------
+
 
 def summary_verdict(backend: str, chose: str, why: str, clis: Mapping[str, tuple[str | None, str | None]]) -> Check:
     """`backend`: as configured; `chose`, `why`: what it comes to for a session of no agent
     CLI (a session of one that can summarize asks its own first); `clis`: each agent CLI found
     here that is a summary backend -> (its version, None if it can summarize headless here,
     else why not)."""
-    found = "; ".join(f"{name}{' ' + version if version else ''}: {_can_summarize(name) if problem is None else problem}"
-                      for name, (version, problem) in clis.items())
+    found = "; ".join(
+        f"{name}{' ' + version if version else ''}: {_can_summarize(name) if problem is None else problem}"
+        for name, (version, problem) in clis.items()
+    )
     detail = f"{backend} → {chose} ({why})" + (f"; {found}" if found else "")
     if chose == "heuristic" and backend != "heuristic":
-        return Check("summary", "warn", detail + ": contexts are made by the heuristic digest, without a model",
-                     "set ANTHROPIC_API_KEY, or install an agent CLI that can summarize and log in ("
-                     + "; ".join(f"{p.name}: {p.summary.LOGIN}" for p in profiles.summarizers() if p.summary is not None and getattr(p.summary, "LOGIN", None)) + ")")
+        return Check(
+            "summary",
+            "warn",
+            detail + ": contexts are made by the heuristic digest, without a model",
+            "set ANTHROPIC_API_KEY, or install an agent CLI that can summarize and log in ("
+            + "; ".join(
+                f"{p.name}: {p.summary.LOGIN}"
+                for p in profiles.summarizers()
+                if p.summary is not None and getattr(p.summary, "LOGIN", None)
+            )
+            + ")",
+        )
     if chose not in ("api", "heuristic") and clis.get(chose, (None, "not found"))[1] is not None:
         return Check("summary", "warn", detail, f"install or upgrade {chose}, or choose another backend ([summary] backend in config.toml)")
     return Check("summary", "ok", detail)
@@ -122,17 +139,28 @@ def summary_backend(env: Mapping[str, str]) -> Check:
 
 # -- Docker and Datasette --------------------------------------------------------------------------
 
+
 def docker_unreachable(error: str) -> Check:
     """What the Docker SDK's error says is wrong; Docker is for `supervise agent` only."""
     needed = "only `supervise agent` needs it"
     if "Permission denied" in error:
-        return Check("docker", "warn", f"no permission on the Docker socket ({needed})",
-                     "add yourself to the docker group: sudo usermod -aG docker $USER, then log in again (or use rootless Docker)")
+        return Check(
+            "docker",
+            "warn",
+            f"no permission on the Docker socket ({needed})",
+            "add yourself to the docker group: sudo usermod -aG docker $USER, then log in again (or use rootless Docker)",
+        )
     if "No such file or directory" in error or "FileNotFoundError" in error:
-        return Check("docker", "warn", f"no Docker daemon socket: Docker is not installed or DOCKER_HOST is wrong ({needed})",
-                     "install Docker (Debian/Ubuntu: sudo apt install docker.io), or set DOCKER_HOST")
+        return Check(
+            "docker",
+            "warn",
+            f"no Docker daemon socket: Docker is not installed or DOCKER_HOST is wrong ({needed})",
+            "install Docker (Debian/Ubuntu: sudo apt install docker.io), or set DOCKER_HOST",
+        )
     if "Connection refused" in error:
-        return Check("docker", "warn", f"the Docker daemon is not running ({needed})", "start it: sudo systemctl start docker (or run dockerd)")
+        return Check(
+            "docker", "warn", f"the Docker daemon is not running ({needed})", "start it: sudo systemctl start docker (or run dockerd)"
+        )
     return Check("docker", "warn", f"cannot reach the Docker daemon: {error} ({needed})", "start Docker, or set DOCKER_HOST")
 
 
@@ -155,8 +183,14 @@ def docker(timeout: float = 5.0) -> list[Check]:
             client.images.get(DEFAULT_IMAGE)
             checks.append(Check("image", "ok", f"the sandbox image {DEFAULT_IMAGE} is here"))
         except sdk.errors.ImageNotFound:
-            checks.append(Check("image", "warn", f"the sandbox image {DEFAULT_IMAGE} is not here yet: pulled on first use",
-                                f"docker pull {DEFAULT_IMAGE} (to fetch it now)"))
+            checks.append(
+                Check(
+                    "image",
+                    "warn",
+                    f"the sandbox image {DEFAULT_IMAGE} is not here yet: pulled on first use",
+                    f"docker pull {DEFAULT_IMAGE} (to fetch it now)",
+                )
+            )
         except sdk.errors.DockerException as exc:
             checks.append(Check("image", "warn", f"cannot look up {DEFAULT_IMAGE}: {exc}"))
         return checks
@@ -168,11 +202,13 @@ def datasette() -> Check:
     from importlib import metadata, util
 
     if util.find_spec("datasette") is None:
-        return Check("datasette", "warn", "not installed: `supervise browse` cannot run",
-                     "pip install 'datasette==0.65.*' into supervise's environment (or reinstall supervise-agents)")
+        return Check(
+            "datasette",
+            "warn",
+            "not installed: `supervise browse` cannot run",
+            "pip install 'datasette==0.65.*' into supervise's environment (or reinstall supervise-agents)",
+        )
     version = metadata.version("datasette")
     if not any(ep.name == "supervise" for ep in metadata.entry_points(group="datasette")):
         return Check("datasette", "warn", f"{version}, without supervise's plugin: prompts and JSON show raw", REINSTALL)
     return Check("datasette", "ok", f"{version} with supervise's plugin (`supervise browse`)")
-
-

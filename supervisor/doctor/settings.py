@@ -14,8 +14,32 @@ from ..errors import SuperviseError
 from .report import Check
 
 # Words the shell runs itself: nothing to look for on PATH.
-SHELL_WORDS = {"if", "for", "while", "until", "case", "{", "(", "!", "[", ".", ":", "eval", "exec", "command", "echo",
-               "printf", "test", "true", "false", "cd", "set", "export", "trap", "wait"}
+SHELL_WORDS = {
+    "if",
+    "for",
+    "while",
+    "until",
+    "case",
+    "{",
+    "(",
+    "!",
+    "[",
+    ".",
+    ":",
+    "eval",
+    "exec",
+    "command",
+    "echo",
+    "printf",
+    "test",
+    "true",
+    "false",
+    "cd",
+    "set",
+    "export",
+    "trap",
+    "wait",
+}
 INSTALL = {"notify-send": " (Debian/Ubuntu: sudo apt install libnotify-bin)", "curl": " (sudo apt install curl)"}
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -54,8 +78,12 @@ def notify_verdict(source: str, program: str | None, found: str | None, why: str
         return Check("notify", "ok", f"{source} runs {found}")
     if why:
         return Check("notify", "problem", f"{source}: {why}: no notice would be sent", f"fix the path, or change {source}")
-    return Check("notify", "problem", f"{source}: {program} is not on PATH: no notice would be sent",
-                 f"install it{INSTALL.get(program, '')}, give its full path, or change {source}")
+    return Check(
+        "notify",
+        "problem",
+        f"{source}: {program} is not on PATH: no notice would be sent",
+        f"install it{INSTALL.get(program, '')}, give its full path, or change {source}",
+    )
 
 
 def notify_command(notify: config.Notify, env: Mapping[str, str]) -> Check:
@@ -67,8 +95,9 @@ def notify_command(notify: config.Notify, env: Mapping[str, str]) -> Check:
     try:
         program = notify_program(notify.command)
     except ValueError as exc:
-        return Check("notify", "problem", f"{source} is not a shell command the shell can read: {exc}",
-                     "close the quote, or change the command")
+        return Check(
+            "notify", "problem", f"{source} is not a shell command the shell can read: {exc}", "close the quote, or change the command"
+        )
     if program is None:
         return notify_verdict(source, None, None, None)
     if program in SHELL_WORDS or any(c in program for c in "$`*?"):

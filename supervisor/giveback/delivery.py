@@ -16,7 +16,8 @@ from datetime import datetime
 from ..channel import Inject, Note, Terminal
 from ..config import Limits
 from ..detection.detector import Seen
-from .injection import Context, Continue, Injector
+from .given import Context, Continue
+from .injection import Injector
 from .limitwait import LimitWait
 
 TICK = 0.1  # seconds between ticks while a delivery is due or under way
@@ -101,7 +102,11 @@ class GiveBack:
             self.injector.drop_continue(earlier.id)
         if wait is not None:
             self._send(Terminal("title", wait.title(self._name), wait.id))
-            self._record("limit_wait", t, {"wait": wait.id, "continue_at": datetime.fromtimestamp(wait.due).astimezone().isoformat(timespec="seconds")})
+            self._record(
+                "limit_wait",
+                t,
+                {"wait": wait.id, "continue_at": datetime.fromtimestamp(wait.due).astimezone().isoformat(timespec="seconds")},
+            )
             self.injector.wake()
         elif why is not None:
             self._record("limit_wait", t, {"no_wait": why})

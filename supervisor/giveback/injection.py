@@ -10,7 +10,7 @@ last word (it declines while the user is typing and holds their keys back meanwh
 
 Two channels:
 - hook: an agent's own hook (its profile's: after a compaction, on resume, at start-up) asks us over a
-  socket, and we answer with the context as `additionalContext`. Nothing is typed.
+  socket, and we answer with the context (its hook hands it over). Nothing is typed.
 - typed: once the context is due and ready, the agent idle at its prompt (idle pattern, no
   busy line, no dialog on screen) and its output quiet, the prompt is typed in: as one
   bracketed paste if the agent enabled it, else as one line; Enter goes separately. It is
@@ -26,74 +26,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 from ..channel import Inject, Note
 from ..config import COMPACTION_MAX, CONTEXT_FRESH
 from ..plaintext import plain
-
-PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
-# The most we ever type: a context prompt is ~2,000 tokens (context.PROMPT_BUDGET), ~8 KB.
-MAX_TYPED = 16_000
+from .given import Attempt, Context, Continue, Due, head, prepare
 
 QUIET = 0.6  # seconds of no output before typing: the agent has finished drawing
 CONFIRM_WAIT = 8.0  # after Enter, how long the agent has to take the text
 DECLINED_PAUSE = 1.0  # after the loop declined (the user was typing), wait this long
-
-
-@dataclass
-class Context:
-    session_id: str  # whose context it is (the parent's, on resume)
-    round: int
-    prompt: str
-    made: float  # loop time
-
-
-@dataclass
-class Continue:
-    """A text to type that is no context: a continue once a usage limit has reset."""
-
-    wait: int  # the limit wait that asked for it
-    prompt: str
-
-
-@dataclass
-class Due:
-    reason: str  # compaction | resume
-    since: float  # contexts made before this are too old
-
-
-@dataclass
-class Attempt:
-    id: int
-    context: Context | Continue  # what is typed
-    asked: float
-    snapshot: list[str]  # the screen before typing: to tell "nothing arrived" from "not taken"
-    paste: bool
-    reason: str
-    typed: float | None = None  # when the loop pressed Enter
-    tries: int = 1
-    taken: bool = False  # the agent got busy (or idle again) after Enter
-    held: int = 0
-    evidence: list[str] = field(default_factory=list)
-
-
-def prepare(prompt: str, paste: bool) -> str:
-    """The keys to type: one bracketed paste; or, for an agent without bracketed paste, one
-    line (a newline would submit each line on its own). Text only, whatever the prompt holds:
-    with no escape character left, nothing inside can end the paste early, and with no
-    control character, nothing is a key (contexts are cleaned when stored; this is the last
-    line of defence, for rows stored before that)."""
-    text = plain(prompt).strip()[:MAX_TYPED]
-    if paste:
-        return PASTE_START + text + PASTE_END
-    return " ".join(text.split())
-
-
-def head(prompt: str) -> str:
-    """What identifies our prompt in a transcript or on screen: its first line, shortened."""
-    first = prompt.strip().splitlines()[0] if prompt.strip() else ""
-    return first[:60]
 
 
 class Injector:
@@ -329,20 +270,44 @@ class Injector:
         if isinstance(c, Continue):
             if self.pending_continue is c:
                 self.pending_continue = None
-            self._later(self._record, "limit_continue", t, {
-                "channel": "typed", "typed": True, "confirmed": confirmed, "evidence": sorted(set(a.evidence)),
-                "tries": a.tries, "paste": a.paste, "wait": c.wait, "text": c.prompt, "held_keys": a.held,
-            })
+            self._later(
+                self._record,
+                "limit_continue",
+                t,
+                {
+                    "channel": "typed",
+                    "typed": True,
+                    "confirmed": confirmed,
+                    "evidence": sorted(set(a.evidence)),
+                    "tries": a.tries,
+                    "paste": a.paste,
+                    "wait": c.wait,
+                    "text": c.prompt,
+                    "held_keys": a.held,
+                },
+            )
             self._cond.notify_all()
             return
         self.delivered.add((c.session_id, c.round))
         self.due = None
         self._last_delivery = t
-        self._later(self._record, "injection", t, {
-            "channel": "typed", "reason": a.reason, "confirmed": confirmed,
-            "evidence": sorted(set(a.evidence)), "tries": a.tries, "paste": a.paste,
-            "context_session": c.session_id, "round": c.round, "chars": len(c.prompt), "held_keys": a.held,
-        })
+        self._later(
+            self._record,
+            "injection",
+            t,
+            {
+                "channel": "typed",
+                "reason": a.reason,
+                "confirmed": confirmed,
+                "evidence": sorted(set(a.evidence)),
+                "tries": a.tries,
+                "paste": a.paste,
+                "context_session": c.session_id,
+                "round": c.round,
+                "chars": len(c.prompt),
+                "held_keys": a.held,
+            },
+        )
         self._cond.notify_all()
 
     # -- the hook channel -----------------------------------------------------------------------
@@ -376,10 +341,21 @@ class Injector:
             assert self.due is not None  # ready() gave c under this lock: one is due
             reason = self.due.reason
             self.due = None
-            self._later(self._record, "injection", t, {
-                "channel": "hook", "reason": reason, "source": source, "confirmed": True,
-                "evidence": ["hook"], "context_session": c.session_id, "round": c.round, "chars": len(c.prompt),
-            })
+            self._later(
+                self._record,
+                "injection",
+                t,
+                {
+                    "channel": "hook",
+                    "reason": reason,
+                    "source": source,
+                    "confirmed": True,
+                    "evidence": ["hook"],
+                    "context_session": c.session_id,
+                    "round": c.round,
+                    "chars": len(c.prompt),
+                },
+            )
             self._cond.notify_all()
             return plain(c.prompt)
 

@@ -80,4 +80,3 @@ class LimitWait:
         if typed:
             self.typed += 1
         return done
-

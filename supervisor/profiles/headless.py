@@ -67,8 +67,16 @@ def run(argv: list[str], stdin: str, ends: float, env: Mapping[str, str], label:
     in the reasons given (Failed) when it cannot be run, runs past `ends` or prints too much."""
     with tempfile.TemporaryDirectory(prefix="supervise-summary-") as cwd:
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    env=dict(env), cwd=cwd, start_new_session=True, close_fds=True)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env),
+                cwd=cwd,
+                start_new_session=True,
+                close_fds=True,
+            )
         except OSError as exc:
             raise Failed(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
         with proc:
@@ -106,7 +114,7 @@ def _exchange(proc: subprocess.Popen, data: bytes, ends: float, label: str, time
                 fd = key.fd
                 if fd not in got:  # stdin
                     try:
-                        view = view[os.write(fd, view[:CHUNK]):]
+                        view = view[os.write(fd, view[:CHUNK]) :]
                     except BlockingIOError:
                         continue
                     except BrokenPipeError:  # it stopped reading; what it printed says why

@@ -78,7 +78,7 @@ def event_bytes(offset: float, code: str, data: str) -> bytes:
 
 def event_utf8(offset: float, code: str, data: bytes) -> bytes:
     """The same for data already encoded."""
-    return b"[%r, \"%s\", \"%s\"]\n" % (round(offset, 6), code.encode(), _escaped(data))
+    return b'[%r, "%s", "%s"]\n' % (round(offset, 6), code.encode(), _escaped(data))
 
 
 class Writer:

@@ -21,8 +21,7 @@ Emit = Callable[[str, float, dict, str], object]
 
 
 class Detect:
-    def __init__(self, detector: Detector, *, emit: Emit, report: Callable[[str], None],
-                 fail: Callable[[str, BaseException], None]):
+    def __init__(self, detector: Detector, *, emit: Emit, report: Callable[[str], None], fail: Callable[[str, BaseException], None]):
         self.detector = detector
         self.frames = Fanout(fail)
         self._emit = emit

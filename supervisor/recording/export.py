@@ -30,8 +30,9 @@ def _quiet(_: str) -> None:
     pass
 
 
-def replay(path: Path, emulator: str = DEFAULT_EMULATOR, warn: Warn = _quiet,
-           live: bool = False) -> tuple[TextLog, Iterator[tuple[float, Frame]]]:
+def replay(
+    path: Path, emulator: str = DEFAULT_EMULATOR, warn: Warn = _quiet, live: bool = False
+) -> tuple[TextLog, Iterator[tuple[float, Frame]]]:
     """A recording fed through the text-log renderer as the live one was: the renderer, and
     the frame each output or resize event produced. Damaged lines are skipped and, once all
     is read, said through `warn` (`live`: the recording is still written, its last line may
@@ -40,8 +41,9 @@ def replay(path: Path, emulator: str = DEFAULT_EMULATOR, warn: Warn = _quiet,
     return _replay(path, header, events, emulator, warn, live)
 
 
-def _replay(path: Path, header: dict, events: asciicast.Events, emulator: str, warn: Warn,
-            live: bool) -> tuple[TextLog, Iterator[tuple[float, Frame]]]:
+def _replay(
+    path: Path, header: dict, events: asciicast.Events, emulator: str, warn: Warn, live: bool
+) -> tuple[TextLog, Iterator[tuple[float, Frame]]]:
     log = TextLog(make(emulator, *asciicast.header_size(header)))
 
     def frames() -> Iterator[tuple[float, Frame]]:
@@ -136,8 +138,10 @@ def open_cast(session: dict, path: Path) -> tuple[dict, asciicast.Events]:
     except OSError as exc:
         raise _unreadable("the recording", path, exc) from exc
     except ValueError as exc:
-        raise SuperviseError(f"the recording {_shown(path)} is damaged: its first line is not an asciicast v2 header",
-                             f"its events are still in the database: `supervise show {session['id']}`") from exc
+        raise SuperviseError(
+            f"the recording {_shown(path)} is damaged: its first line is not an asciicast v2 header",
+            f"its events are still in the database: `supervise show {session['id']}`",
+        ) from exc
 
 
 def _reading(path: Path, items: Iterator[T]) -> Iterator[T]:
@@ -165,15 +169,21 @@ def gone(session: dict, files: list[Path]) -> SuperviseError:
         return SuperviseError(f"session {sid} has no recording", f"it failed before starting: `supervise show {sid}` says why")
     folder = Path(session["cast_path"]).parent
     if not folder.is_dir():
-        return SuperviseError(f"the recording of session {sid} is gone: its folder {_shown(folder)} was removed outside supervise",
-                              f"its events are still in the database: `supervise show {sid}`")
+        return SuperviseError(
+            f"the recording of session {sid} is gone: its folder {_shown(folder)} was removed outside supervise",
+            f"its events are still in the database: `supervise show {sid}`",
+        )
     named = " and ".join(_shown(p) for p in files)
     err = folder / "recorder.err"
     if err.is_file() and err.stat().st_size:  # the recorder may never have written it
-        return SuperviseError(f"session {sid} has no recording: {named} {'is' if len(files) == 1 else 'are'} missing",
-                              f"its recorder reported an error: see {_shown(err)}")
-    return SuperviseError(f"the recording of session {sid} is gone: {named} {'was' if len(files) == 1 else 'were'} removed outside supervise",
-                          f"its events are still in the database: `supervise show {sid}`")
+        return SuperviseError(
+            f"session {sid} has no recording: {named} {'is' if len(files) == 1 else 'are'} missing",
+            f"its recorder reported an error: see {_shown(err)}",
+        )
+    return SuperviseError(
+        f"the recording of session {sid} is gone: {named} {'was' if len(files) == 1 else 'were'} removed outside supervise",
+        f"its events are still in the database: `supervise show {sid}`",
+    )
 
 
 def _shown(path: Path | None) -> str:

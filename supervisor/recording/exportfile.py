@@ -49,8 +49,10 @@ def target(output: Path, force: bool, env: Mapping[str, str] | None = None) -> T
         raise SuperviseError(f"refusing to write {refusal}", f"give -o a file outside {_shown(data)}")
     if st is None:
         if not real.parent.is_dir():
-            raise SuperviseError(f"cannot write {shown}: there is no folder {_shown(real.parent)}",
-                                 "create it first, or give -o a file in a folder that exists")
+            raise SuperviseError(
+                f"cannot write {shown}: there is no folder {_shown(real.parent)}",
+                "create it first, or give -o a file in a folder that exists",
+            )
         return Target(real)
     if stat.S_ISDIR(st.st_mode):
         raise SuperviseError(f"{shown} is a folder", "give -o a file name")

@@ -264,7 +264,9 @@ class Waiting:
         """The lines gone for `settle`, the oldest first, but those still held by the line found
         unwritten last time (most lines wait long for one line still up: a header). Each is
         looked at when its turn comes: writing one may free, or write, a later one."""
-        settled = [line for line in self.lines if not line.done and line.left is not None and t - line.left >= self.settle]  # (all have left: the check is for mypy)
+        settled = [
+            line for line in self.lines if not line.done and line.left is not None and t - line.left >= self.settle
+        ]  # (all have left: the check is for mypy)
         # (held or not changes only when a line is written: until then, only the free ones)
         todo = sorted((line for line in settled if not _held(line)), key=_key)
         i = 0
@@ -294,7 +296,9 @@ class Waiting:
                     if self.ready(line):
                         out += self.write(line)
                         progress = True
-            pending = (line.left + self.settle for line in self.lines if not line.done and line.left is not None and t - line.left < self.settle)  # (as above)
+            pending = (
+                line.left + self.settle for line in self.lines if not line.done and line.left is not None and t - line.left < self.settle
+            )  # (as above)
             self._due = min(pending, default=float("inf"))
         brief, cut = [], len(self.brief) - WAITING_MAX
         for i, line in enumerate(self.brief):

@@ -51,7 +51,7 @@ def _skip_flood(store: Store, session_id: str, log_path: Path) -> int:
 
 
 def _indexed_to(store: Store, session_id: str) -> int:
-    row = store.conn.execute("select coalesce(max(\"end\"), 0) from log_chunks where session_id = ?", [session_id]).fetchone()
+    row = store.conn.execute('select coalesce(max("end"), 0) from log_chunks where session_id = ?', [session_id]).fetchone()
     return row[0]
 
 

@@ -24,8 +24,17 @@ def load(agent: str | None, files: list[Path]) -> PatternSet | None:
 
 
 class PatternWatch:
-    def __init__(self, agent: str, files: list[Path], detector: Detector, *, emit: Emit,
-                 report: Callable[[str], None], now: Callable[[], float], fail: Callable[[str, BaseException], None]):
+    def __init__(
+        self,
+        agent: str,
+        files: list[Path],
+        detector: Detector,
+        *,
+        emit: Emit,
+        report: Callable[[str], None],
+        now: Callable[[], float],
+        fail: Callable[[str, BaseException], None],
+    ):
         self.agent = agent
         self.files = files
         self.detector = detector

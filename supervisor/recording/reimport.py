@@ -41,6 +41,7 @@ class Reimported:
 @dataclass
 class Recorded:
     """What a recording says of its session."""
+
     start: float  # Unix seconds
     last: float  # the offset of its last event
     command: str
@@ -113,10 +114,20 @@ def _one(store: Store, folder: Path, sets: Mapping[str, patterns.PatternSet]) ->
     if not log_path.exists():
         _render_log(cast_path, log_path)
         rendered = True
-    store.create_session(folder.name, name=recorded.title, command=recorded.command, argv=recorded.argv,
-                         agent=chosen.agent if chosen else wanted or None, cwd="", started=_iso(recorded.start),
-                         ended=_iso(recorded.start + recorded.last), status=INTERRUPTED, cast_path=str(cast_path),
-                         log_path=str(log_path), options={})
+    store.create_session(
+        folder.name,
+        name=recorded.title,
+        command=recorded.command,
+        argv=recorded.argv,
+        agent=chosen.agent if chosen else wanted or None,
+        cwd="",
+        started=_iso(recorded.start),
+        ended=_iso(recorded.start + recorded.last),
+        status=INTERRUPTED,
+        cast_path=str(cast_path),
+        log_path=str(log_path),
+        options={},
+    )
     if not store.conn.execute("select 1 from events where session_id = ? limit 1", [folder.name]).fetchone():
         for event in recorded.events:  # (events kept from the damaged database are not doubled)
             store.add_event(folder.name, event)

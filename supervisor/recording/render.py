@@ -64,8 +64,9 @@ class Renderer:
         files = [Path(p) for p in pattern_files]
         self.detector = Detector(patternwatch.load(agent, files))
         self.detect = Detect(self.detector, emit=emit, report=report, fail=fail)
-        self.patterns = patternwatch.PatternWatch(agent, files, self.detector, emit=emit, report=report, now=now,
-                                                  fail=fail) if agent else None
+        self.patterns = (
+            patternwatch.PatternWatch(agent, files, self.detector, emit=emit, report=report, now=now, fail=fail) if agent else None
+        )
         self._thread = threading.Thread(target=self._work, name="supervise-render", daemon=True)
         self._thread.start()
 

@@ -90,8 +90,7 @@ class TextLog:
                 self.emu.feed(sequence)
                 current = self._rows(range(len(self.rows)))
                 self.rows = [
-                    saved[i] if i < len(saved) and saved[i].text == text else Line.drawn(t, text)
-                    for i, text in enumerate(current)
+                    saved[i] if i < len(saved) and saved[i].text == text else Line.drawn(t, text) for i, text in enumerate(current)
                 ]
         else:
             self._feed(t, sequence, frame)
@@ -200,8 +199,11 @@ class TextLog:
                 # drawn again where a line drawn a moment ago stands (a TUI that draws a moved row
                 # in two writes: the second is the line that went, not the first growing)
                 line = self._revive(again, new, i, revived, back)
-            elif before.text.strip() and before.left is None and before.text.strip() not in targets and (
-                is_update(before.text, new) or key in before.states
+            elif (
+                before.text.strip()
+                and before.left is None
+                and before.text.strip() not in targets
+                and (is_update(before.text, new) or key in before.states)
             ):
                 line = before
                 if len(new.rstrip()) < len(before.text.rstrip()) and before.text.startswith(new.rstrip()):

@@ -24,8 +24,11 @@ class Claimed(SuperviseError):
         self.pid = pid
         who = f"supervise pid {pid}" if pid else "another supervise"
         end = f", or `kill {pid}` to end it" if pid else ""
-        super().__init__(f"session {session_id} is running under {who}",
-                         f"switch to the terminal it runs in{end}; --force resumes it anyway", exit_code=1)
+        super().__init__(
+            f"session {session_id} is running under {who}",
+            f"switch to the terminal it runs in{end}; --force resumes it anyway",
+            exit_code=1,
+        )
 
 
 def claim(session_id: str, folder: Path) -> int:

@@ -20,7 +20,6 @@ import codecs
 import contextlib
 import json
 import os
-import select
 import signal
 import sys
 import threading
@@ -43,12 +42,17 @@ from ..store.damage import damaged, is_damage
 from ..store.database import ACTIVE, INTERRUPTED, Store
 from ..store.events import EventSink
 from ..terminal.termmodes import ModeTracker
-from . import wiring
+from . import recorderlife, wiring
 
 
 class Recorder:
-    def __init__(self, cfg: RecorderConfig, settings: config.Settings, report: Callable[[str], None] | None = None,
-                 send: Callable[[Message], None] | None = None):
+    def __init__(
+        self,
+        cfg: RecorderConfig,
+        settings: config.Settings,
+        report: Callable[[str], None] | None = None,
+        send: Callable[[Message], None] | None = None,
+    ):
         self.config = cfg
         self._send = send or (lambda message: None)
         self._report = report or (lambda msg: print(msg, file=sys.stderr))
@@ -66,9 +70,17 @@ class Recorder:
         self._store = self._open_store()
         self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self._fail, cfg.start_monotonic)
         self.renderer = Renderer(
-            paths.open_private(Path(cfg.log_path), "w", encoding="utf-8"), cfg.emulator, h["width"], h["height"],
-            agent=cfg.agent, pattern_files=cfg.pattern_files, emit=self.sink.emit,
-            fail=self._fail, report=self._report, now=self._now, cast_path=cfg.cast_path,
+            paths.open_private(Path(cfg.log_path), "w", encoding="utf-8"),
+            cfg.emulator,
+            h["width"],
+            h["height"],
+            agent=cfg.agent,
+            pattern_files=cfg.pattern_files,
+            emit=self.sink.emit,
+            fail=self._fail,
+            report=self._report,
+            now=self._now,
+            cast_path=cfg.cast_path,
         )
         names = self._session_names()
         self.states: StateWatch | None = None
@@ -79,26 +91,40 @@ class Recorder:
         contexts_back = cfg.contexts and cfg.inject != "off"
         if cfg.agent and (contexts_back or settings.limits.on_limit == "wait"):
             self.giveback = GiveBack(
-                cfg.inject if contexts_back else "off", hook_socket=cfg.hook_socket if contexts_back else None,
-                hook_wait=settings.hook_wait, send=self._send,
+                cfg.inject if contexts_back else "off",
+                hook_socket=cfg.hook_socket if contexts_back else None,
+                hook_wait=settings.hook_wait,
+                send=self._send,
                 record=lambda kind, t, detail: self.sink.emit(kind, t, detail, detail.get("channel") or "limits"),
                 compaction_seen=lambda t: self.sink.emit("compaction_finished", t, {}, "hook"),
-                now=self._now, paste_mode=lambda: self.modes.private.get("2004") == "h", fail=self._fail,
-                limits=settings.limits, name=names["name"],
+                now=self._now,
+                paste_mode=lambda: self.modes.private.get("2004") == "h",
+                fail=self._fail,
+                limits=settings.limits,
+                name=names["name"],
             )
         if cfg.agent and cfg.contexts:
             self.keeper = ContextKeeper(
-                KeeperSession(cfg.db_path, cfg.session_id, cfg.transcript_dir, resume_from=cfg.resume_from,
-                               handoff_from=cfg.handoff_from, log_path=cfg.log_path), settings,
-                screen=self.renderer.screen, output_chars=lambda: self.output_chars,
-                pattern_set=lambda: self.renderer.pattern_set, made=self._context_made, fail=self._fail,
+                KeeperSession(
+                    cfg.db_path,
+                    cfg.session_id,
+                    cfg.transcript_dir,
+                    resume_from=cfg.resume_from,
+                    handoff_from=cfg.handoff_from,
+                    log_path=cfg.log_path,
+                ),
+                settings,
+                screen=self.renderer.screen,
+                output_chars=lambda: self.output_chars,
+                pattern_set=lambda: self.renderer.pattern_set,
+                made=self._context_made,
+                fail=self._fail,
             )
             if self.giveback is not None and contexts_back and cfg.resume_from:
                 self.giveback.resume()
             if cfg.resume_from:  # its context, brought up to date (also with injection off: `supervise context` shows it)
                 self.keeper.want("resume")
-        wiring.connect(self.sink, self.renderer, exit_note=self._tell_loop, states=self.states, giveback=self.giveback,
-                       keeper=self.keeper)
+        wiring.connect(self.sink, self.renderer, exit_note=self._tell_loop, states=self.states, giveback=self.giveback, keeper=self.keeper)
         if self.keeper is not None:
             self.keeper.start()
         self.transcript: transcript.TranscriptFollower | None = None
@@ -268,8 +294,10 @@ class Recorder:
             self._fail("recording", exc)
         if self._cast_lost is not None:
             t, lost = self._cast_lost
-            self._report(f"supervise: the recording stopped at {t:.0f} s (a write failed); {lost / 1e6:.1f} MB of the "
-                         f"session after it are not in {self.config.cast_path} (hint: free some space in its folder)")
+            self._report(
+                f"supervise: the recording stopped at {t:.0f} s (a write failed); {lost / 1e6:.1f} MB of the "
+                f"session after it are not in {self.config.cast_path} (hint: free some space in its folder)"
+            )
         for store in (self._store, self.sink.store):
             if store is not None:
                 store.close()
@@ -331,47 +359,12 @@ def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settin
         keeper.make("session_end")
 
 
-def _background_priority(policy: str) -> None:
-    """SUPERVISE_RECORDER_PRIORITY: a nice value, or "idle" for SCHED_IDLE. The default is
-    normal priority. Measured here under 10 MB/s of output: SCHED_IDLE made detection lag
-    (p50 284 ms against 4 ms) and did not help passthrough of a flood either (0.37x
-    against 0.42x of the bare loop): the recorder's work has to be done anyway."""
-    try:
-        if policy == "idle" and hasattr(os, "SCHED_IDLE"):
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-        elif policy.lstrip("-").isdigit() and int(policy):
-            os.nice(int(policy))
-    except OSError:
-        pass
-
-
-def _exit_after_supervisor(grace: float) -> None:
-    """Once the supervisor is gone (the user has their shell back, or it was killed), this
-    process has `grace` seconds to finish the text log and the session-end context; then it
-    exits whatever its threads are doing (a stuck model call, a wedged render): no recorder
-    lingers for good."""
-    ppid = os.getppid()
-
-    def watch() -> None:
-        try:  # sleeps until the parent exits: no polling
-            fd = os.pidfd_open(ppid)
-            select.select([fd], [], [])
-        except (AttributeError, OSError):
-            while os.getppid() == ppid:
-                time.sleep(2.0)
-        time.sleep(grace)
-        print(f"supervise: recorder exited {grace:g} s after the supervisor was gone (unfinished work was dropped)", file=sys.stderr, flush=True)
-        os._exit(3)
-
-    threading.Thread(target=watch, name="supervise-watchdog", daemon=True).start()
-
-
 def main(argv: list[str]) -> None:
     cfg = RecorderConfig.from_json(argv[0])
     # As the supervisor resolved them (its flags, its config file as it was at the start).
     settings = config.restore(cfg.settings, os.environ) if cfg.settings else config.load()
-    _background_priority(settings.recorder_priority)
-    _exit_after_supervisor(settings.recorder_grace)
+    recorderlife.background_priority(settings.recorder_priority)
+    recorderlife.exit_after_supervisor(settings.recorder_grace)
     # Terminal signals are the supervisor's business; we stop when the pipe closes.
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT, signal.SIGTSTP):
         signal.signal(sig, signal.SIG_IGN)

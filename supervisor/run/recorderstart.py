@@ -67,8 +67,10 @@ def start(recorder: RecorderConfig, env: Mapping[str, str], sdir: Path) -> tuple
     except OSError as exc:
         for fd in (frames_r, frames_w, back_r, back_w):
             os.close(fd)
-        raise SuperviseError(f"cannot start the recorder: {exc.strerror or exc}; the agent was stopped",
-                             f"check free space in {sdir.parent} and free memory, then run it again") from exc
+        raise SuperviseError(
+            f"cannot start the recorder: {exc.strerror or exc}; the agent was stopped",
+            f"check free space in {sdir.parent} and free memory, then run it again",
+        ) from exc
     os.close(frames_r)
     os.close(back_w)
     return Outbox(frames_w), Inbox(back_r), proc

@@ -52,8 +52,12 @@ class RunOptions:
     @property
     def stored(self) -> dict:
         """What `supervise resume` needs to run the session again the same way."""
-        return {"record_input": self.record_input, "emulator": self.emulator,
-                "pattern_files": [str(Path(p).resolve()) for p in self.pattern_files], "inject": self.inject}
+        return {
+            "record_input": self.record_input,
+            "emulator": self.emulator,
+            "pattern_files": [str(Path(p).resolve()) for p in self.pattern_files],
+            "inject": self.inject,
+        }
 
 
 def choose_patterns(opts: RunOptions, env: Mapping[str, str]) -> tuple[str, PatternSet | None]:
@@ -115,21 +119,24 @@ class Supervised:
     recorder_broken: str | None
 
 
-def _run(opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str] | None, stdin_fd: int | None,
-         stdout_fd: int | None, stderr) -> int:
+def _run(
+    opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str] | None, stdin_fd: int | None, stdout_fd: int | None, stderr
+) -> int:
     env = dict(os.environ if env is None else env)
     stderr = stderr or sys.stderr
     store, plan = _plan(opts, cleanup, env, stdin_fd, stdout_fd, stderr)
     proc, stdin_pipe, start, started_wall = _spawn(opts, plan, store, cleanup, stdin_fd)
-    outbox, inbox, _recorder = recorderstart.start(recorderstart.config_of(opts, plan, str(store.path), start, started_wall),
-                                                   {**env, **config.secret_env(plan.settings)}, plan.sdir)
+    outbox, inbox, _recorder = recorderstart.start(
+        recorderstart.config_of(opts, plan, str(store.path), start, started_wall), {**env, **config.secret_env(plan.settings)}, plan.sdir
+    )
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": plan.size[0], "rows": plan.size[1], "cwd": opts.cwd})
     done = _supervise(opts, proc, stdin_pipe, start, outbox, inbox, env, stdin_fd, stdout_fd)
     return _report(opts, plan, store, done, stderr)
 
 
-def _plan(opts: RunOptions, cleanup: contextlib.ExitStack, env: dict[str, str], stdin_fd: int | None, stdout_fd: int | None,
-          stderr) -> tuple[Store, Plan]:
+def _plan(
+    opts: RunOptions, cleanup: contextlib.ExitStack, env: dict[str, str], stdin_fd: int | None, stdout_fd: int | None, stderr
+) -> tuple[Store, Plan]:
     """Everything decided and made before the agent starts: its pattern set and profile, the
     settings, the store and the session's folder (claimed), the hook's files and socket."""
     agent, pattern_set = choose_patterns(opts, env)
@@ -145,8 +152,16 @@ def _plan(opts: RunOptions, cleanup: contextlib.ExitStack, env: dict[str, str], 
     if opts.parent_id and not opts.force:
         cleanup.callback(os.close, _claim_parent(store, opts.parent_id, env))
     sid = store.free_id()
-    session = dict(name=opts.name, command=shlex.join(opts.argv), argv=opts.argv, agent=agent, cwd=opts.cwd, pid=os.getpid(),
-                   parent_id=opts.parent_id, options=opts.stored)
+    session = dict(
+        name=opts.name,
+        command=shlex.join(opts.argv),
+        argv=opts.argv,
+        agent=agent,
+        cwd=opts.cwd,
+        pid=os.getpid(),
+        parent_id=opts.parent_id,
+        options=opts.stored,
+    )
     try:
         sdir = paths.ensure_private_dir(paths.session_dir(sid, env))
     except SuperviseError:
@@ -156,8 +171,19 @@ def _plan(opts: RunOptions, cleanup: contextlib.ExitStack, env: dict[str, str], 
     session.update(cast_path=str(sdir / "session.cast"), log_path=str(sdir / "session.log"))
     child_env = {**env, "SUPERVISE_SESSION_ID": sid}
     child_env.setdefault("TERM", "xterm-256color")
-    plan = Plan(sid, sdir, agent, pattern_set, profile, settings, session, tty.size(stdout_fd, stdin_fd, env=env), list(opts.argv),
-                child_env, opts.inject if pattern_set is not None else "off")
+    plan = Plan(
+        sid,
+        sdir,
+        agent,
+        pattern_set,
+        profile,
+        settings,
+        session,
+        tty.size(stdout_fd, stdin_fd, env=env),
+        list(opts.argv),
+        child_env,
+        opts.inject if pattern_set is not None else "off",
+    )
     # An agent that asks for its context through a hook of its own is given it there: nothing
     # to type, and it cannot land in a dialog. What the hook needs goes with this run only.
     if plan.inject == "auto" and profile.hooks(opts.argv):
@@ -188,8 +214,9 @@ def _spawn(opts: RunOptions, plan: Plan, store: Store, cleanup: contextlib.ExitS
         store.create_session(plan.sid, **plan.session, status=FAILED, exit_code=code, ended=utcnow())
         EventSink(store, plan.sid).emit("spawn_failed", 0.0, {"error": str(exc), "command": opts.argv[0]}, None)
         if code == 127:
-            raise SuperviseError(f"command not found: {opts.argv[0]}", "check the spelling, or give the full path after `--`",
-                                 exit_code=127) from exc
+            raise SuperviseError(
+                f"command not found: {opts.argv[0]}", "check the spelling, or give the full path after `--`", exit_code=127
+            ) from exc
         raise SuperviseError(f"cannot run {opts.argv[0]}: {exc}", exit_code=code) from exc
     # From here on, a run that fails (the database, the recorder, the loop itself) stops the
     # agent rather than leave it unsupervised, and marks its session failed.
@@ -199,8 +226,17 @@ def _spawn(opts: RunOptions, plan: Plan, store: Store, cleanup: contextlib.ExitS
     return proc, stdin_pipe, start, started_wall
 
 
-def _supervise(opts: RunOptions, proc, stdin_pipe, start: float, outbox: Outbox, inbox: Inbox, env: Mapping[str, str],
-               stdin_fd: int | None, stdout_fd: int | None) -> Supervised:
+def _supervise(
+    opts: RunOptions,
+    proc,
+    stdin_pipe,
+    start: float,
+    outbox: Outbox,
+    inbox: Inbox,
+    env: Mapping[str, str],
+    stdin_fd: int | None,
+    stdout_fd: int | None,
+) -> Supervised:
     """The PTY loop until the agent exits, then the recorder's last words: the terminal's
     modes restored, the text log finished (or left to finish in the background)."""
     done = Supervised(None, [], [], False, None)
@@ -307,8 +343,10 @@ def _finish(store: Store, sid: str, status: str, exit_code: int) -> str | None:
     try:
         store.finish_session(sid, status, exit_code)
     except sqlite3.Error as exc:
-        return (f"supervise: the session's end was not stored ({exc}); it will read as interrupted "
-                f"(hint: free some space in {store.path.parent})")
+        return (
+            f"supervise: the session's end was not stored ({exc}); it will read as interrupted "
+            f"(hint: free some space in {store.path.parent})"
+        )
     return None
 
 

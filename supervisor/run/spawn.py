@@ -18,8 +18,9 @@ from ptyprocess import PtyProcess
 JOBSHELL = str(Path(__file__).resolve().parent.parent / "terminal" / "jobshell.py")
 
 
-def spawn(argv: list[str], *, cwd: str, env: Mapping[str, str], size: tuple[int, int],
-          stdin_fd: int | None) -> tuple[PtyProcess, int | None]:
+def spawn(
+    argv: list[str], *, cwd: str, env: Mapping[str, str], size: tuple[int, int], stdin_fd: int | None
+) -> tuple[PtyProcess, int | None]:
     """The agent's process, and the write end of its stdin pipe (None: its stdin is its
     terminal). `stdin_fd`: ours, when the agent reads a stdin that is not a terminal in the
     mode its command line asks for; it gets a pipe if ours is not a terminal. Raises OSError
@@ -30,7 +31,10 @@ def spawn(argv: list[str], *, cwd: str, env: Mapping[str, str], size: tuple[int,
         program = find_program(argv[0], env, cwd)
         proc = PtyProcess.spawn(
             [sys.executable, "-S", "-P", JOBSHELL, program, *argv],
-            cwd=cwd, env=dict(env), dimensions=(rows, cols), pass_fds=pipe[:1],
+            cwd=cwd,
+            env=dict(env),
+            dimensions=(rows, cols),
+            pass_fds=pipe[:1],
             preexec_fn=functools.partial(_in_child, pipe[0] if pipe else None),
         )
     except OSError:

@@ -48,8 +48,15 @@ if TYPE_CHECKING:
     from ..store.events import EventSink
 
 
-def connect(sink: EventSink, renderer: Renderer, *, exit_note: Callable[[str, float, dict], None],
-            states: StateWatch | None, giveback: GiveBack | None, keeper: ContextKeeper | None) -> None:
+def connect(
+    sink: EventSink,
+    renderer: Renderer,
+    *,
+    exit_note: Callable[[str, float, dict], None],
+    states: StateWatch | None,
+    giveback: GiveBack | None,
+    keeper: ContextKeeper | None,
+) -> None:
     """Subscribe each part to what it hears, in the order above."""
     sink.subscribe("the exit note", exit_note)
     if states is not None:

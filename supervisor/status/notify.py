@@ -92,8 +92,9 @@ class Runner:
                 self._fail("notify command", exc)
 
     def _run(self, line: str) -> None:
-        proc = subprocess.Popen(["/bin/sh", "-c", line], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", line], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
         try:
             _, err = proc.communicate(timeout=self.settings.timeout)
         except subprocess.TimeoutExpired:

@@ -28,19 +28,21 @@ def rows(store: Store, now: datetime | None = None) -> list[dict]:
     for s in running:
         detail = s.get("state_detail") or {}
         since = parse_time(s.get("state_since") or s["started"])  # no state yet: as it was since it started
-        out.append({
-            "id": s["id"],
-            "name": s["name"],
-            "agent": s["agent"],
-            "cwd": s["cwd"],
-            "started": s["started"],
-            "state": s.get("state") or ("running" if s["id"] in unwatched else "starting"),
-            "state_seconds": round((now - since).total_seconds(), 1) if since else None,
-            "context_left": detail.get("context_left"),
-            "reset_at": detail.get("reset_at"),
-            "continue_at": detail.get("continue_at"),  # --on-limit wait: when a continue will be typed
-            "idle_seconds": _since_output(s.get("cast_path"), now),
-        })
+        out.append(
+            {
+                "id": s["id"],
+                "name": s["name"],
+                "agent": s["agent"],
+                "cwd": s["cwd"],
+                "started": s["started"],
+                "state": s.get("state") or ("running" if s["id"] in unwatched else "starting"),
+                "state_seconds": round((now - since).total_seconds(), 1) if since else None,
+                "context_left": detail.get("context_left"),
+                "reset_at": detail.get("reset_at"),
+                "continue_at": detail.get("continue_at"),  # --on-limit wait: when a continue will be typed
+                "idle_seconds": _since_output(s.get("cast_path"), now),
+            }
+        )
     return out
 
 

@@ -69,7 +69,9 @@ class Tracker:
             detail.update(self._limit)
         return detail
 
-    def frame(self, t: float, idle: bool, busy: bool, dialog: bool, context_left: int | None = None) -> tuple[State | None, list[tuple[str, dict]]]:
+    def frame(
+        self, t: float, idle: bool, busy: bool, dialog: bool, context_left: int | None = None
+    ) -> tuple[State | None, list[tuple[str, dict]]]:
         """The state after a frame if it changed (else None), and the events it means
         (`limit_cleared` once the agent works again after a limit)."""
         events: list[tuple[str, dict]] = []

@@ -20,8 +20,15 @@ from .notify import Notices, Runner
 
 
 class StateWatch:
-    def __init__(self, sink: EventSink, started_wall: float | None, session: dict, notify: Notify,
-                 fail: Callable[[str, BaseException], None], send: Callable[[Terminal], None]):
+    def __init__(
+        self,
+        sink: EventSink,
+        started_wall: float | None,
+        session: dict,
+        notify: Notify,
+        fail: Callable[[str, BaseException], None],
+        send: Callable[[Terminal], None],
+    ):
         self.sink = sink
         self.started_wall = started_wall
         self.session = session  # id, name, agent: for the notices' placeholders

@@ -26,5 +26,7 @@ def is_damage(exc: BaseException) -> bool:
 
 def damaged(path: Path) -> SuperviseError:
     """The one line for a damaged database, and its fix."""
-    return SuperviseError(f"database {path} is damaged: SQLite cannot read all of it",
-                          f"`{REPAIR}` keeps what is readable, moves the damaged file aside and brings every recording back")
+    return SuperviseError(
+        f"database {path} is damaged: SQLite cannot read all of it",
+        f"`{REPAIR}` keeps what is readable, moves the damaged file aside and brings every recording back",
+    )

@@ -108,16 +108,16 @@ class Store:
             if is_damage(exc):  # not a database, or a damaged one: left as it is for `doctor --repair`
                 raise damaged(self.path) from exc
             # locked, read-only, out of disk: the file is fine
-            raise SuperviseError(f"cannot open database {self.path}: {exc}",
-                                 "another program holds it locked: close that and run again" if "locked" in str(exc) else None
-                                 ) from exc
+            raise SuperviseError(
+                f"cannot open database {self.path}: {exc}",
+                "another program holds it locked: close that and run again" if "locked" in str(exc) else None,
+            ) from exc
         self._db: sqlite_utils.Database | None = None
 
     def _open_to_write(self) -> sqlite3.Connection:
         paths.ensure_private_dir(self.path.parent)
         existed = self.path.exists()
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False, isolation_level="IMMEDIATE",
-                               factory=_Connection)
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False, isolation_level="IMMEDIATE", factory=_Connection)
         try:
             if not existed:
                 os.chmod(self.path, 0o600)
@@ -156,7 +156,9 @@ class Store:
     def _insert_now(self, table: str, record: Mapping[str, Any]) -> int:
         """The insert within the transaction that is open."""
         columns = ", ".join(f'"{k}"' for k in record)
-        rowid = self.conn.execute(f'insert into "{table}" ({columns}) values ({", ".join("?" * len(record))})', list(record.values())).lastrowid
+        rowid = self.conn.execute(
+            f'insert into "{table}" ({columns}) values ({", ".join("?" * len(record))})', list(record.values())
+        ).lastrowid
         assert rowid is not None  # an insert always sets it
         return rowid
 
@@ -216,8 +218,9 @@ class Store:
         if not prefix:
             raise SuperviseError("empty session id", "run `supervise sessions` to list ids")
         if len(prefix) > MAX_ID_LENGTH:
-            raise SuperviseError(f"'{quoted(prefix)}' is not a session id: ids are {ID_LENGTH} letters and digits",
-                                 "run `supervise sessions` to list ids")
+            raise SuperviseError(
+                f"'{quoted(prefix)}' is not a session id: ids are {ID_LENGTH} letters and digits", "run `supervise sessions` to list ids"
+            )
         rows = self._rows(
             "select id from sessions where id like ? escape '\\' order by started desc",
             [prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"],
@@ -298,7 +301,9 @@ class Store:
 
     def prompts(self, session_id: str, last: int) -> list[tuple[str, dict]]:
         """(prompt, context) of the session's latest `last` rounds, oldest first."""
-        rows = self.conn.execute("select prompt, context from contexts where session_id = ? order by round desc limit ?", [session_id, last]).fetchall()
+        rows = self.conn.execute(
+            "select prompt, context from contexts where session_id = ? order by round desc limit ?", [session_id, last]
+        ).fetchall()
         return [(prompt, json.loads(context) if context else {}) for prompt, context in reversed(rows)]
 
     def events(self, session_id: str) -> list[dict]:

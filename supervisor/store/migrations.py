@@ -21,9 +21,11 @@ STEPS: list[Callable[[sqlite_utils.Database], None]] = []
 
 def migrations() -> Callable:
     """Register the function below as the next migration (named after it)."""
+
     def register(fn: Callable) -> Callable:
         STEPS.append(fn)
         return fn
+
     return register
 
 
@@ -159,7 +161,6 @@ def m008_context_backend(db: sqlite_utils.Database) -> None:
     # `source` still says what the context is (model or heuristic): a CLI call that hit
     # a usage limit is backend that CLI, source heuristic, with the reason in `error`.
     db.table("contexts").add_column("backend", str)
-
 
 
 @migrations()

@@ -30,14 +30,16 @@ def connect(path: Path, timeout: float, **kwargs) -> sqlite3.Connection:
         # the database, and `immutable` reads it without the -shm (nobody can write it here).
         wal = path.with_name(path.name + "-wal")
         if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in (_READONLY, _CANTOPEN) or (wal.exists() and wal.stat().st_size):
-            raise SuperviseError(f"cannot read database {path}: {exc}",
-                                 f"make {path.parent} writable (its write-ahead log needs it), then run again") from exc
+            raise SuperviseError(
+                f"cannot read database {path}: {exc}", f"make {path.parent} writable (its write-ahead log needs it), then run again"
+            ) from exc
         conn = schema_read(sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, timeout=timeout, **kwargs))
     if pending(conn):
         conn.close()
-        raise SuperviseError(f"database {path} is read-only, and this supervise must upgrade its schema to read it",
-                             f"make {path.parent} and the database writable and run any supervise command once, "
-                             "or read it with the supervise that wrote it")
+        raise SuperviseError(
+            f"database {path} is read-only, and this supervise must upgrade its schema to read it",
+            f"make {path.parent} and the database writable and run any supervise command once, or read it with the supervise that wrote it",
+        )
     return conn
 
 

@@ -60,8 +60,10 @@ def refuse_if_running(path: Path) -> None:
     try:
         for _, session_id, status, pid in readable_rows(conn, "sessions", ["id", "status", "pid"]):
             if status == ACTIVE and supervisor_alive(pid):
-                raise SuperviseError(f"session {session_id} is still running (pid {pid}): its database is not repaired under it",
-                                     f"let it end (or `kill {pid}`), then run `supervise doctor --repair` again")
+                raise SuperviseError(
+                    f"session {session_id} is still running (pid {pid}): its database is not repaired under it",
+                    f"let it end (or `kill {pid}`), then run `supervise doctor --repair` again",
+                )
     finally:
         conn.close()
 
@@ -99,8 +101,10 @@ def move_aside(path: Path, now: float | None = None) -> Path:
             if Path(f"{path}{suffix}").exists():
                 os.rename(f"{path}{suffix}", f"{aside}{suffix}")
     except OSError as exc:
-        raise SuperviseError(f"cannot move the damaged database {path} aside: {exc.strerror or exc}",
-                             f"make {path.parent} writable, then run `supervise doctor --repair` again") from exc
+        raise SuperviseError(
+            f"cannot move the damaged database {path} aside: {exc.strerror or exc}",
+            f"make {path.parent} writable, then run `supervise doctor --repair` again",
+        ) from exc
     return aside
 
 
@@ -148,8 +152,11 @@ def readable_rows(conn: sqlite3.Connection, table: str, columns: list[str]) -> I
     after: int | None = None  # the last rowid read, or the last one known to be past a bad page
     while True:
         try:
-            for row in (conn.execute(select + " order by rowid") if after is None else
-                        conn.execute(select + " where rowid > ? order by rowid", [after])):
+            for row in (
+                conn.execute(select + " order by rowid")
+                if after is None
+                else conn.execute(select + " where rowid > ? order by rowid", [after])
+            ):
                 after = row[0]
                 yield row
             return
@@ -189,10 +196,15 @@ def _past_damage(conn: sqlite3.Connection, table: str, after: int) -> int | None
 def without_events(store: Store) -> list[dict]:
     """The sessions over, with a recording, that have no events (every run has its start):
     after a repair, those whose events were on a bad page."""
-    return [dict(zip(("id", "cast_path", "exit_code"), row)) for row in store.conn.execute(
-        "select id, cast_path, exit_code from sessions where status != ? and coalesce(cast_path, '') != '' "
-        "and not exists (select 1 from events where events.session_id = sessions.id) order by started", [ACTIVE])
-        if Path(row[1]).is_file()]
+    return [
+        dict(zip(("id", "cast_path", "exit_code"), row))
+        for row in store.conn.execute(
+            "select id, cast_path, exit_code from sessions where status != ? and coalesce(cast_path, '') != '' "
+            "and not exists (select 1 from events where events.session_id = sessions.id) order by started",
+            [ACTIVE],
+        )
+        if Path(row[1]).is_file()
+    ]
 
 
 def unlisted(store: Store, sessions_dir: Path) -> list[Path]:

@@ -7,5 +7,15 @@ BATCH: int
 FULL: int
 END: int
 
-def pump(master: int, stdout_fd: int, outbox: int, may_write: bool, wake: Sequence[int], wake_writable: int,
-         origin: float, coalesce: float, batch: int, /) -> tuple[int, bytes, bytes, bool]: ...
+def pump(
+    master: int,
+    stdout_fd: int,
+    outbox: int,
+    may_write: bool,
+    wake: Sequence[int],
+    wake_writable: int,
+    origin: float,
+    coalesce: float,
+    batch: int,
+    /,
+) -> tuple[int, bytes, bytes, bool]: ...

@@ -72,4 +72,3 @@ class EndOfInput:
             return None
         since = self.ended_at if self._sent_at is None else self._sent_at
         return min(now + EOF_RECHECK, since + EOF_WAIT)
-

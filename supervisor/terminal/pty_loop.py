@@ -395,5 +395,3 @@ class PtyLoop:
         self._status = status
         self.proc.terminated = True
         return True
-
-

@@ -139,7 +139,7 @@ class StdinPipe:
         assert self.fd is not None  # written only while open
         try:
             while self.waiting:
-                del self.waiting[:os.write(self.fd, self.waiting)]
+                del self.waiting[: os.write(self.fd, self.waiting)]
         except BlockingIOError:
             pass
         except OSError:  # the agent closed its end: what it did not read is not for it

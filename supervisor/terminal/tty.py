@@ -58,8 +58,7 @@ def _job_control(fd: int) -> bool:
     not `exec supervise` or an ssh command, whose stop would be for good)."""
     try:
         parent = os.getppid()
-        return (os.tcgetpgrp(fd) == os.getpgrp() and os.getsid(parent) == os.getsid(0)
-                and os.getpgid(parent) != os.getpgrp())
+        return os.tcgetpgrp(fd) == os.getpgrp() and os.getsid(parent) == os.getsid(0) and os.getpgid(parent) != os.getpgrp()
     except OSError:
         return False
 
@@ -116,7 +115,7 @@ def write_all(fd: int, data: bytes) -> bool:
     try:
         while view:
             try:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             except BlockingIOError:
                 waiter = select.poll()
                 waiter.register(fd, select.POLLOUT)

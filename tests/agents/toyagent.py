@@ -73,13 +73,13 @@ def main() -> int:
                         while end == -1:  # the paste goes on in the next read
                             data += read()
                             end = data.find(PASTE_END, i)
-                        body = data[i + len(PASTE_START):end]
+                        body = data[i + len(PASTE_START) : end]
                         line += body
                         pasted = True
                         write(f"[pasted {len(body)} bytes]")
                         i = end + len(PASTE_END)
                         continue
-                    byte = data[i:i + 1]
+                    byte = data[i : i + 1]
                     i += 1
                     if byte == b"\r":
                         if pasted and drops:

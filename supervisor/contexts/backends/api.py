@@ -33,14 +33,18 @@ def ask(text: str, system: str, cfg: Summary, ends: float) -> Answer:
 
     client = _client(cfg)
     try:
-        response = _within(ends - time.monotonic(), client, lambda: client.messages.create(
-            model=cfg.model,
-            max_tokens=4096,
-            system=system,
-            tools=[schema.TOOL],
-            tool_choice={"type": "tool", "name": schema.TOOL["name"]},
-            messages=[{"role": "user", "content": text}],
-        ))
+        response = _within(
+            ends - time.monotonic(),
+            client,
+            lambda: client.messages.create(
+                model=cfg.model,
+                max_tokens=4096,
+                system=system,
+                tools=[schema.TOOL],
+                tool_choice={"type": "tool", "name": schema.TOOL["name"]},
+                messages=[{"role": "user", "content": text}],
+            ),
+        )
     except (Overdue, anthropic.APITimeoutError):
         raise Failed(f"model call timed out after {cfg.timeout:g}s") from None
     except anthropic.APIStatusError as exc:
@@ -53,8 +57,14 @@ def ask(text: str, system: str, cfg: Summary, ends: float) -> Answer:
     used_in = getattr(usage, "input_tokens", 0) or 0
     used_out = getattr(usage, "output_tokens", 0) or 0
     block = next((b for b in response.content if getattr(b, "type", None) == "tool_use"), None)
-    return Answer(block.input if block is not None else None, cfg.model, used_in, used_out,
-                  cost_usd(cfg.model, used_in, used_out), missing="no tool call in the answer")
+    return Answer(
+        block.input if block is not None else None,
+        cfg.model,
+        used_in,
+        used_out,
+        cost_usd(cfg.model, used_in, used_out),
+        missing="no tool call in the answer",
+    )
 
 
 def count_tokens(text: str, system: str, cfg: Summary) -> int | None:
@@ -63,10 +73,16 @@ def count_tokens(text: str, system: str, cfg: Summary) -> int | None:
         return None
     client = _client(cfg)
     try:
-        counted = _within(cfg.timeout, client, lambda: client.messages.count_tokens(
-            model=cfg.model, system=system, tools=[schema.TOOL],
-            messages=[{"role": "user", "content": text}],
-        ))
+        counted = _within(
+            cfg.timeout,
+            client,
+            lambda: client.messages.count_tokens(
+                model=cfg.model,
+                system=system,
+                tools=[schema.TOOL],
+                messages=[{"role": "user", "content": text}],
+            ),
+        )
         return int(counted.input_tokens)
     except Exception:  # an estimate will do
         return None
@@ -96,8 +112,11 @@ def _client(cfg: Summary):
     import anthropic
 
     return anthropic.Anthropic(
-        api_key=cfg.api_key or (None if cfg.auth_token else LOCAL_KEY), auth_token=None if cfg.api_key else cfg.auth_token,
-        base_url=cfg.base_url, timeout=cfg.timeout, max_retries=cfg.max_retries,
+        api_key=cfg.api_key or (None if cfg.auth_token else LOCAL_KEY),
+        auth_token=None if cfg.api_key else cfg.auth_token,
+        base_url=cfg.base_url,
+        timeout=cfg.timeout,
+        max_retries=cfg.max_retries,
         http_client=anthropic.DefaultHttpxClient(transport=_capped_transport()),
     )
 

@@ -135,8 +135,14 @@ def _missing(output: tuple[str | None, str | None], needs: tuple[str, ...], name
 def help_output(argv: list[str], env: Mapping[str, str]) -> tuple[str | None, str | None]:
     """(what `argv` printed, None), or (None, what went wrong); within PROBE_TIMEOUT."""
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                env={**env, "NO_COLOR": "1"}, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**env, "NO_COLOR": "1"},
+            start_new_session=True,
+        )
     except OSError as exc:
         return None, f"cannot run {argv[0]}: {exc.strerror or exc}"
     try:

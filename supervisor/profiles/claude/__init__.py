@@ -61,8 +61,11 @@ def hook_command() -> str:
 def settings(resumed: bool) -> dict:
     # "startup" only for a resumed session started fresh: a plain start has nothing to give.
     matcher = "compact|resume" + ("|startup" if resumed else "")
-    return {"hooks": {"SessionStart": [{"matcher": matcher, "hooks": [
-        {"type": "command", "command": hook_command(), "timeout": HOOK_TIMEOUT}]}]}}
+    return {
+        "hooks": {
+            "SessionStart": [{"matcher": matcher, "hooks": [{"type": "command", "command": hook_command(), "timeout": HOOK_TIMEOUT}]}]
+        }
+    }
 
 
 def with_settings(argv: list[str], settings_path: Path) -> list[str]:
@@ -80,8 +83,10 @@ class ClaudeCode(Profile):
         own = None if fresh else session.get("agent_session_id")
         note = None
         if not fresh and not own:
-            note = (f"supervise: no Claude Code session id was recorded for {session['id']}; starting a new conversation "
-                    "and giving it the context")
+            note = (
+                f"supervise: no Claude Code session id was recorded for {session['id']}; starting a new conversation "
+                "and giving it the context"
+            )
         return Resumed(resume_argv(argv, own), note=note)
 
     def hooks(self, argv: list[str]) -> bool:

@@ -47,10 +47,24 @@ NEEDS = ("--json-schema", "--no-session-persistence", "--system-prompt", "--sett
 
 def command(executable: str, system: str, schema: dict, cfg: Settings) -> list[str]:
     return [
-        executable, "-p", "--model", cfg.model, "--output-format", "json",
-        "--json-schema", json.dumps(schema), "--no-session-persistence", "--tools", "",
-        "--system-prompt", system, "--setting-sources", "user",
-        "--settings", json.dumps({"disableAllHooks": True}), "--strict-mcp-config",
+        executable,
+        "-p",
+        "--model",
+        cfg.model,
+        "--output-format",
+        "json",
+        "--json-schema",
+        json.dumps(schema),
+        "--no-session-persistence",
+        "--tools",
+        "",
+        "--system-prompt",
+        system,
+        "--setting-sources",
+        "user",
+        "--settings",
+        json.dumps({"disableAllHooks": True}),
+        "--strict-mcp-config",
     ]
 
 
@@ -95,4 +109,3 @@ def parse(stdout: str, stderr: str, returncode: int, model: str) -> Answer:
         float(cost) if isinstance(cost, (int, float)) else None,
         missing=f"no structured output; the model said: {_line(result, 160)}" if result.strip() else "no structured output",
     )
-

@@ -65,13 +65,34 @@ HELP = ["exec", "--help"]
 NEEDS = ("--output-schema", "--ephemeral", "--json", "--skip-git-repo-check", "--disable")
 NO_TOOLS = "Answer with the JSON object only. Do not call any tool, function or agent: everything you need is in the message."
 FEATURES_OFF = (
-    "shell_tool", "unified_exec", "code_mode_host", "view_image", "image_generation", "browser_use", "computer_use",
-    "goals", "sleep_tool", "tool_suggest", "skill_search", "multi_agent", "multi_agent_v2",
-    "hooks", "apps", "plugins", "memories", "enable_request_compression",
+    "shell_tool",
+    "unified_exec",
+    "code_mode_host",
+    "view_image",
+    "image_generation",
+    "browser_use",
+    "computer_use",
+    "goals",
+    "sleep_tool",
+    "tool_suggest",
+    "skill_search",
+    "multi_agent",
+    "multi_agent_v2",
+    "hooks",
+    "apps",
+    "plugins",
+    "memories",
+    "enable_request_compression",
 )
-SETTINGS_OFF = ("include_apps_instructions", "include_collaboration_mode_instructions", "include_environment_context",
-                "include_permissions_instructions", "skills.include_instructions", "analytics.enabled",
-                "check_for_update_on_startup")
+SETTINGS_OFF = (
+    "include_apps_instructions",
+    "include_collaboration_mode_instructions",
+    "include_environment_context",
+    "include_permissions_instructions",
+    "skills.include_instructions",
+    "analytics.enabled",
+    "check_for_update_on_startup",
+)
 # What cannot be kept out, for `supervise doctor`.
 CAVEAT = "its global AGENTS.md and multi-agent instructions still reach the model"
 # Items an answer may hold; any other (a command run, a tool or agent called) means a tool was used.
@@ -92,10 +113,21 @@ def model(cfg: Settings) -> str:
 
 def command(executable: str, folder: Path, cfg: Settings, mcp_servers: list[str]) -> list[str]:
     argv = [
-        executable, "exec", "--json", "--ephemeral", "--skip-git-repo-check", "--sandbox", "read-only",
-        "-m", model(cfg), "-c", 'model_reasoning_effort="low"',
-        "-c", f"model_instructions_file={json.dumps(str(folder / 'instructions.md'))}",
-        "--output-schema", str(folder / "schema.json"),
+        executable,
+        "exec",
+        "--json",
+        "--ephemeral",
+        "--skip-git-repo-check",
+        "--sandbox",
+        "read-only",
+        "-m",
+        model(cfg),
+        "-c",
+        'model_reasoning_effort="low"',
+        "-c",
+        f"model_instructions_file={json.dumps(str(folder / 'instructions.md'))}",
+        "--output-schema",
+        str(folder / "schema.json"),
     ]
     for feature in FEATURES_OFF:
         argv += ["--disable", feature]
@@ -127,8 +159,10 @@ def ask(text: str, system: str, schema: dict, cfg: Settings, ends: float, execut
     servers = mcp_servers(env)
     odd = [name for name in servers if not BARE_KEY.fullmatch(name)]
     if odd:
-        raise Failed(f"{LABEL} not run: the MCP server {odd[0]!r} in {codex_home(env) / 'config.toml'} cannot be switched off "
-                     "for a summary (`-c` cannot name it); rename it to letters, digits, - and _")
+        raise Failed(
+            f"{LABEL} not run: the MCP server {odd[0]!r} in {codex_home(env) / 'config.toml'} cannot be switched off "
+            "for a summary (`-c` cannot name it); rename it to letters, digits, - and _"
+        )
     with tempfile.TemporaryDirectory(prefix="supervise-codex-") as folder:
         (Path(folder) / "instructions.md").write_text(f"{system}\n\n{NO_TOOLS}\n", encoding="utf-8")
         (Path(folder) / "schema.json").write_text(json.dumps(strict(schema)), encoding="utf-8")
@@ -171,7 +205,8 @@ def parse(stdout: str, stderr: str, returncode: int, model: str) -> Answer:
     except ValueError:
         data = None
     return Answer(
-        data if isinstance(data, dict) else None, model,
+        data if isinstance(data, dict) else None,
+        model,
         _int(usage.get("input_tokens")),  # cached input tokens are part of it
         _int(usage.get("output_tokens")),  # reasoning tokens are part of it
         None,

@@ -19,8 +19,7 @@ from ..headless import Answer, Failed, Settings
 
 LABEL = "gemini -p"
 HELP = ["--help"]
-UNABLE = ("this Gemini CLI cannot summarize: it has no headless structured output (no schema flag) "
-          "and saves every headless run as a session")
+UNABLE = "this Gemini CLI cannot summarize: it has no headless structured output (no schema flag) and saves every headless run as a session"
 
 
 def ask(text: str, system: str, schema: dict, cfg: Settings, ends: float, executable: str, env: Mapping[str, str]) -> Answer:
