@@ -158,7 +158,7 @@ class Outbox:
 def read_batches(fd: int) -> Iterator[list[tuple[bytes, float, bytes]]]:
     """Recorder side: the frames of each read, until the pipe closes (normally, or because
     the loop died). Reads into one buffer kept for the purpose: a new 1 MB bytes object a
-    read, and appending it to what was left over, took 40% of the recorder under a flood."""
+    read, appended to what was left over, was much of the recorder's work under a flood."""
     widen(fd)
     buf = bytearray(PIPE_SIZE)
     view = memoryview(buf)

@@ -124,8 +124,8 @@ class Settings:
     every_seconds: float = 600.0  # a periodic context after this long with new output (0: never)
     every_chars: int = 256 * 1024  # ... or after this much new output (0: never)
     # Each context reads what is new on the GIL the renderer and the detector share: under
-    # heavy output the KB trigger alone fired at every check (5 s) and detection lagged by up
-    # to a second (scripts/bench_detect.py). Not more often than this.
+    # heavy output the KB trigger alone would fire at every check and delay detection
+    # (scripts/bench_detect.py). Not more often than this.
     min_seconds: float = 60.0
     hook_wait: float = 20.0  # how long an agent's hook waits for a context
     recorder_grace: float = 300.0  # how long the recorder may finish after its supervisor is gone

@@ -330,7 +330,7 @@ def _salient(text: str, budget: int, exclude: set[str], said: list[tuple[int, st
         line = line.rstrip()
         if line in seen:
             continue
-        seen.add(line)  # (taken or not, the same line again gets the same answer: 30% of a 100 MB build was asking again)
+        seen.add(line)  # (taken or not, the same line again gets the same answer: asking again was much of a big build)
         if len(line) > 2000 or _noise(line):
             continue
         m = SALIENT.match(line)

@@ -88,7 +88,7 @@ class ContextKeeper(threading.Thread):
 
     def run(self) -> None:
         # Imported now, in the background: the first round is often a compaction's, which
-        # an agent's hook waits for (the SDK's import took ~1 s of a 2.9 s first round).
+        # an agent's hook waits for (the SDK's import is a good part of a first round).
         from . import rounds  # noqa: F401
 
         if self.settings.summary.uses_api:

@@ -36,7 +36,7 @@ GIVEN_MAX = 20  # the latest texts given that are looked for: older ones are lon
 MARK = "[supervise gave the agent its session context here]"
 
 # Normalized text keeps ASCII letters (lowered) and digits, and newlines where asked: bytes'
-# translate does that at C speed (a Unicode regex took 2.5 s for 36 MB). Letters of other
+# translate does that at C speed (a Unicode regex was far too slow for a long log). Letters of other
 # scripts go too, alike on both sides: the template's English and the paths, commands and
 # names in a context still tell its echo.
 _KEEP = set(b"abcdefghijklmnopqrstuvwxyz0123456789")

@@ -8,7 +8,7 @@ time limit; a pattern that reaches it is turned off for the rest of the process 
 checked with `re` when it is made (the syntax users write, and its error messages), and
 compiled by `regex` when it is first used: the shipped pattern files are checked by the
 tests instead, so that choosing an agent's pattern set at start-up compiles nothing
-(compiling them all took 60 ms of `supervise -- CMD` before the agent started).
+(compiling them all delayed `supervise -- CMD` before the agent started).
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ def event_line(offset: float, code: str, data: str) -> str:
 
 # JSON string escapes as json.dumps(ensure_ascii=False) writes them, applied to UTF-8 bytes:
 # the common ones with bytes.replace, and any other control character (rare: looked for with
-# bytes.translate, 5x quicker than a regex search) one by one. 1.6 ms a MB against
-# json.dumps' 5-7 ms, which cost the recorder a third of a core under a 60 MB/s flood.
+# bytes.translate, quicker than a regex search) one by one: json.dumps cost the recorder a
+# good share of a core under a flood (docs/benchmarks.md).
 # (One byte at a time: bytes.replace of a single byte is a memchr loop; of CR LF together, a
 # general search, slower than the two passes.)
 _COMMON = ((b"\\", b"\\\\"), (b'"', b'\\"'), (b"\n", b"\\n"), (b"\r", b"\\r"), (b"\x1b", b"\\u001b"), (b"\t", b"\\t"))

@@ -224,7 +224,7 @@ def export(store: Store, session: dict, fmt: str, redact: bool = False, warn: Wa
     What could not be read (a file gone, damaged lines skipped) is said through `warn`."""
     mask: Callable[[str], str] | None
     redact_data: Callable[[object], object] | None
-    if redact:  # (its patterns cost 8 ms to load: only when asked for)
+    if redact:  # (its patterns take a while to load: only when asked for)
         from ..redact import redact as mask, redact_data
     else:
         mask = redact_data = None

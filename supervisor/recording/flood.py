@@ -21,10 +21,10 @@ import time
 # from there once the flood has passed: memory stays bounded under any flood.
 BACKLOG_CAP = 8 << 20
 # Output coming faster than this (characters a second, over RATE_WINDOW) is a flood that
-# rendering cannot keep up with (plain lines render at ~21 MB/s): past FLOOD_CAP waiting,
-# it is left in the recording at once, so that rendering does not take the CPU from the
-# flood (peak memory under a 210 MB `cat` 92 MB, 113 MB with the 8 MB cap alone). Slower
-# output keeps the whole backlog: 10 MB/s of it is detected within 4 ms.
+# rendering cannot keep up with: past FLOOD_CAP waiting, it is left in the recording at
+# once, so that rendering does not take the CPU from the flood (and peak memory stays
+# lower than with BACKLOG_CAP alone). Slower output keeps the whole backlog, detected as it
+# comes (the figures: docs/benchmarks.md).
 FLOOD_RATE = 20e6
 FLOOD_CAP = 1 << 20
 RATE_WINDOW = 0.1

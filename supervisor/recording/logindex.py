@@ -78,7 +78,7 @@ def _index_block(store: Store, session_id: str, log_path: Path, limit: int) -> i
     # A search index may lose its last chunks to a power cut (they are indexed again from the
     # log's offset); not waiting for the disk keeps each write's lock short.
     store.conn.execute("pragma synchronous = normal")
-    for row in rows:  # one short write each: an event being stored meanwhile waits ~1 ms, not the whole batch
+    for row in rows:  # one short write each: an event being stored meanwhile waits for one row, not the whole batch
         _insert(store, row)
     return len(rows)
 

@@ -12,9 +12,9 @@ import time
 
 def background_priority(policy: str) -> None:
     """SUPERVISE_RECORDER_PRIORITY: a nice value, or "idle" for SCHED_IDLE. The default is
-    normal priority. Measured here under 10 MB/s of output: SCHED_IDLE made detection lag
-    (p50 284 ms against 4 ms) and did not help passthrough of a flood either (0.37x
-    against 0.42x of the bare loop): the recorder's work has to be done anyway."""
+    normal priority: SCHED_IDLE made detection lag under steady output and did not help
+    passthrough of a flood either (docs/benchmarks.md); the recorder's work has to be done
+    anyway."""
     try:
         if policy == "idle" and hasattr(os, "SCHED_IDLE"):
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))

@@ -53,7 +53,7 @@ def without_patterns(sessions: list[dict]) -> set[str]:
     no state yet."""
     if not sessions:
         return set()
-    from ..detection import patterns  # (10 ms: only when needed)
+    from ..detection import patterns  # (slow to import: only when needed)
     from ..errors import SuperviseError
 
     sets: dict[tuple[str, ...], dict[str, patterns.PatternSet] | None] = {}

@@ -41,7 +41,7 @@ def utcnow() -> str:
 
 
 def new_id() -> str:
-    # os.urandom with rejection, as secrets.choice does (importing secrets costs 4 ms of start-up)
+    # os.urandom with rejection, as secrets.choice does (importing secrets slows every command's start)
     while True:
         picks = [b for b in os.urandom(ID_LENGTH * 2) if b < 256 // len(ID_ALPHABET) * len(ID_ALPHABET)]
         if len(picks) >= ID_LENGTH:

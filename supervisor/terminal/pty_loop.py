@@ -227,7 +227,7 @@ class PtyLoop:
     def _read_master(self, master: int, now: float) -> bool:
         # readinto a reused buffer, then an exact-size copy: os.read(fd, 64K) allocates 64 KiB
         # and shrinks it, and chunks held while the recorder is behind fragment the heap
-        # (measured on a 100 MB flood: peak memory 231 MB -> 178 MB, passthrough unchanged).
+        # (peak memory under a flood: docs/benchmarks.md).
         try:
             n = self._master_io.readinto(self._read_buf)
         except BlockingIOError:
