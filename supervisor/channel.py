@@ -267,7 +267,6 @@ class RecorderConfig:
     hook_socket: str | None = None  # where the agent's own hook asks for it
     resume_from: str | None = None  # the session this one resumes: its context is due at start
     handoff_from: str | None = None  # ... by another agent: the one that did the work
-    settings: dict | None = None  # the resolved settings without their secrets (config.public)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

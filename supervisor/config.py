@@ -10,6 +10,7 @@ travel on a command line, where `ps` shows it).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -133,29 +134,25 @@ class Settings:
     template: str | None = None  # the user's context prompt template, if any
 
 
-# The settings' secrets: never on a command line (a recorder's is readable by every user).
-SECRETS = ("api_key", "auth_token")
-# Where a process started by supervise finds the key its parent resolved.
-KEY_ENV = "SUPERVISE_SUMMARY_API_KEY"
+# Where a process supervise starts (the recorder) finds the settings its parent resolved: in
+# its environment, which only the user can read (a command line is every user's; a notify
+# command or a key has no place there).
+SETTINGS_ENV = "SUPERVISE_RESOLVED_SETTINGS"
 
 
-def public(settings: Settings) -> dict:
-    """The resolved settings as plain data without their secrets (for the recorder's config)."""
-    data = asdict(settings)
-    for secret in SECRETS:
-        data["summary"].pop(secret, None)
-    return data
+def passed_on(settings: Settings) -> dict[str, str]:
+    """The environment that carries the resolved settings to a process `passed_down` reads them in."""
+    return {SETTINGS_ENV: json.dumps(asdict(settings))}
 
 
-def restore(data: Mapping, env: Mapping[str, str]) -> Settings:
-    """Settings from `public`'s data, the secrets read back from `env` (`secret_env`'s)."""
-    summary = Summary(**{**data["summary"], "api_key": env.get(KEY_ENV) or None, "auth_token": env.get("ANTHROPIC_AUTH_TOKEN") or None})
+def passed_down(env: Mapping[str, str]) -> Settings | None:
+    """The settings `passed_on` put in `env`, if any."""
+    raw = env.get(SETTINGS_ENV)
+    if not raw:
+        return None
+    data = json.loads(raw)
+    summary = Summary(**data["summary"])
     return Settings(**{**data, "summary": summary, "notify": Notify(**data["notify"]), "limits": Limits(**data["limits"])})
-
-
-def secret_env(settings: Settings) -> dict[str, str]:
-    """The environment that carries the settings' key to a process `restore` runs in."""
-    return {KEY_ENV: settings.summary.api_key} if settings.summary.api_key else {}
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:

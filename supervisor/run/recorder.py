@@ -362,7 +362,8 @@ def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settin
 def main(argv: list[str]) -> None:
     cfg = RecorderConfig.from_json(argv[0])
     # As the supervisor resolved them (its flags, its config file as it was at the start).
-    settings = config.restore(cfg.settings, os.environ) if cfg.settings else config.load()
+    settings = config.passed_down(os.environ) or config.load()
+    os.environ.pop(config.SETTINGS_ENV, None)  # not for what the recorder runs (a summary's CLI)
     recorderlife.background_priority(settings.recorder_priority)
     recorderlife.exit_after_supervisor(settings.recorder_grace)
     # Terminal signals are the supervisor's business; we stop when the pipe closes.

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import config, paths
+from .. import paths
 from ..channel import Inbox, Outbox, RecorderConfig
 from ..errors import SuperviseError
 
@@ -42,7 +42,6 @@ def config_of(opts, plan, db_path: str, start: float, started_wall: float) -> Re
         hook_socket=plan.hook_socket,
         resume_from=opts.parent_id,
         handoff_from=opts.handoff_from,
-        settings=config.public(plan.settings),
     )
 
 

@@ -127,7 +127,7 @@ def _run(
     store, plan = _plan(opts, cleanup, env, stdin_fd, stdout_fd, stderr)
     proc, stdin_pipe, start, started_wall = _spawn(opts, plan, store, cleanup, stdin_fd)
     outbox, inbox, _recorder = recorderstart.start(
-        recorderstart.config_of(opts, plan, str(store.path), start, started_wall), {**env, **config.secret_env(plan.settings)}, plan.sdir
+        recorderstart.config_of(opts, plan, str(store.path), start, started_wall), {**env, **config.passed_on(plan.settings)}, plan.sdir
     )
     outbox.event(0.0, "start", {"argv": opts.argv, "cols": plan.size[0], "rows": plan.size[1], "cwd": opts.cwd})
     done = _supervise(opts, proc, stdin_pipe, start, outbox, inbox, env, stdin_fd, stdout_fd)
