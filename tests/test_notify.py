@@ -71,8 +71,18 @@ def test_a_failing_or_hanging_command_never_holds_up_the_session_and_is_told_onc
     assert left_running(token) == []  # the command's whole process group was killed, its `sleep` too
 
 
-def left_running(token: str) -> list[int]:
-    """Live processes (not zombies) whose command line or environment holds `token`."""
+def left_running(token: str, wait: float = 10.0) -> list[int]:
+    """Live processes (not zombies) whose command line or environment holds `token`; one
+    killed a moment ago may still be on its way out: waited for, at most `wait` seconds."""
+    found = _running(token)
+    deadline = time.monotonic() + wait
+    while found and time.monotonic() < deadline:
+        time.sleep(0.05)
+        found = _running(token)
+    return found
+
+
+def _running(token: str) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():

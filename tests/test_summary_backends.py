@@ -70,9 +70,20 @@ def cfg(**kw) -> config.Summary:
     return config.Summary(**{"backend": "claude", "timeout": 30.0, **kw})
 
 
-def left_running(home: Path) -> list[int]:
+def left_running(home: Path, wait: float = 10.0) -> list[int]:
     """Live processes whose HOME is `home`, besides supervise's own (a recorder finishing):
-    Claude Code started for a summary, and anything it started."""
+    Claude Code started for a summary, and anything it started. A process killed a moment ago
+    may still be on its way out (SIGKILL cannot be ignored): waited for, at most `wait`
+    seconds; one that escaped the kill stays, and is returned."""
+    found = _running(home)
+    deadline = time.monotonic() + wait
+    while found and time.monotonic() < deadline:
+        time.sleep(0.05)
+        found = _running(home)
+    return found
+
+
+def _running(home: Path) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
