@@ -39,7 +39,7 @@ def _terminal() -> int:
     return next((fd for fd in (0, 1, 2) if os.isatty(fd)), 0)
 
 
-def _start(path: str, argv: list[str]) -> int:
+def _start(path: str, argv: list[str], mask: set) -> int:
     pid = os.fork()
     if pid == 0:
         try:
@@ -47,6 +47,8 @@ def _start(path: str, argv: list[str]) -> int:
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
             os.setpgid(0, 0)
             _foreground(os.getpid())
+            # The mask we were given, at the last moment: a signal meanwhile waits for the agent itself.
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             os.execv(path, argv)
         except OSError as exc:
             os.write(2, f"supervise: cannot run {argv[0]}: {exc.strerror}\r\n".encode())
@@ -59,7 +61,9 @@ def _start(path: str, argv: list[str]) -> int:
 
 
 def main(args: list[str]) -> None:
-    agent = _start(args[0], args[1:])
+    # A signal that comes before the relay is in place waits (blocked), then is relayed.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, RELAYED)
+    agent = _start(args[0], args[1:], mask)
 
     def relay(signum, frame):
         try:
@@ -69,6 +73,7 @@ def main(args: list[str]) -> None:
 
     for signum in RELAYED:
         signal.signal(signum, relay)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     while True:
         try:
             _, status = os.waitpid(agent, os.WUNTRACED)
