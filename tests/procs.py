@@ -4,6 +4,8 @@ children, and which child is supervise's recorder."""
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -64,20 +66,39 @@ def recorder_pid(supervise_pid: int) -> int:
 def session_processes(sid: str) -> list[int]:
     """Every live process that belongs to session `sid`: its recorder (the session id is in
     its command line) and the agent and its children (SUPERVISE_SESSION_ID in their env)."""
+    return live(lambda cmdline, environ: sid.encode() in cmdline or f"SUPERVISE_SESSION_ID={sid}".encode() in environ)
+
+
+def live(match: Callable[[bytes, list[bytes]], bool]) -> list[int]:
+    """Live processes (not zombies, not this one) whose command line and environment (its
+    NUL-separated entries) `match` takes."""
     found = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
-            stat = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
-            if stat[0] == "Z":
+            if _stat(int(entry))[0] == "Z":
                 continue
-            cmdline = open(f"/proc/{entry}/cmdline", "rb").read()
-            environ = open(f"/proc/{entry}/environ", "rb").read()
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                environ = fh.read().split(b"\0")
         except OSError:
             continue
-        if sid.encode() in cmdline or f"SUPERVISE_SESSION_ID={sid}".encode() in environ.split(b"\0"):
+        if match(cmdline, environ):
             found.append(int(entry))
+    return found
+
+
+def left_running(match: Callable[[bytes, list[bytes]], bool], wait: float = 10.0) -> list[int]:
+    """`live(match)`, once the processes killed a moment ago are gone (SIGKILL cannot be
+    ignored, but a process may still be on its way out): waited for, at most `wait` seconds;
+    one that escaped the kill stays, and is returned."""
+    found = live(match)
+    deadline = time.monotonic() + wait
+    while found and time.monotonic() < deadline:
+        time.sleep(0.05)
+        found = live(match)
     return found
 
 

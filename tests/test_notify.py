@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+import procs
 from helpers import wait_for
 
 from supervisor.config import Notify
@@ -71,35 +72,9 @@ def test_a_failing_or_hanging_command_never_holds_up_the_session_and_is_told_onc
     assert left_running(token) == []  # the command's whole process group was killed, its `sleep` too
 
 
-def left_running(token: str, wait: float = 10.0) -> list[int]:
-    """Live processes (not zombies) whose command line or environment holds `token`; one
-    killed a moment ago may still be on its way out: waited for, at most `wait` seconds."""
-    found = _running(token)
-    deadline = time.monotonic() + wait
-    while found and time.monotonic() < deadline:
-        time.sleep(0.05)
-        found = _running(token)
-    return found
-
-
-def _running(token: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    continue
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmdline = fh.read()
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                environ = fh.read()
-        except OSError:
-            continue
-        if token.encode() in cmdline or token.encode() in environ:
-            found.append(int(entry))
-    return found
+def left_running(token: str) -> list[int]:
+    """Live processes whose command line or environment holds `token`, once any killed are gone."""
+    return procs.left_running(lambda cmdline, environ: token.encode() in cmdline or any(token.encode() in e for e in environ))
 
 
 def demo_limited(*flags, term="xterm-256color"):

@@ -19,6 +19,7 @@ import sessiongen
 from agentdriver import LOGIN_TOKEN as TOKEN, claude_bin, claude_login
 from conftest import run_cli
 from fakeapi import STRUCTURED_OUTPUT, FakeAnthropic, structured
+import procs
 from helpers import wait_for
 from supervisor import config
 from supervisor.contexts import digest, schema, summarizer
@@ -70,33 +71,10 @@ def cfg(**kw) -> config.Summary:
     return config.Summary(**{"backend": "claude", "timeout": 30.0, **kw})
 
 
-def left_running(home: Path, wait: float = 10.0) -> list[int]:
+def left_running(home: Path) -> list[int]:
     """Live processes whose HOME is `home`, besides supervise's own (a recorder finishing):
-    Claude Code started for a summary, and anything it started. A process killed a moment ago
-    may still be on its way out (SIGKILL cannot be ignored): waited for, at most `wait`
-    seconds; one that escaped the kill stays, and is returned."""
-    found = _running(home)
-    deadline = time.monotonic() + wait
-    while found and time.monotonic() < deadline:
-        time.sleep(0.05)
-        found = _running(home)
-    return found
-
-
-def _running(home: Path) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if state != "Z" and f"HOME={home}".encode() in environ and b"supervisor.run.recorder" not in cmdline:
-            found.append(int(entry))
-    return found
+    Claude Code started for a summary, and anything it started; once any killed are gone."""
+    return procs.left_running(lambda cmdline, environ: f"HOME={home}".encode() in environ and b"supervisor.run.recorder" not in cmdline)
 
 
 def transcripts(home: Path) -> list[Path]:
