@@ -40,8 +40,8 @@ def _run(command: list[str]) -> int:
     from .. import config
     from ..run.session import RunOptions, run
 
-    config.load(warn=config.to_stderr)  # a setting that is wrong stops here, not in the recorder
-    return run(RunOptions(argv=command))
+    settings = config.load(warn=config.to_stderr)  # a setting that is wrong stops here, before the agent starts
+    return run(RunOptions(argv=command, settings=settings))
 
 
 def guarded(call: Callable[[], object]) -> None:

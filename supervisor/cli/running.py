@@ -67,13 +67,9 @@ def run(
         emulator=emulator,
         pattern_files=[str(p) for p in pattern_files or []],
         inject=_check_inject(inject),
-        summary_backend=summary_backend,
-        on_limit=on_limit,
-        notify=notify,
+        # a setting that is wrong stops here, before the agent starts
+        settings=config.load(backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr),
     )
-    config.load(
-        backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr
-    )  # a setting that is wrong stops here, not in the recorder
     raise typer.Exit(run_session(opts))
 
 
@@ -105,9 +101,8 @@ def resume(
     from .. import config, profiles
     from ..run.session import RunOptions, run as run_session
 
-    config.load(
-        backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr
-    )  # a setting that is wrong stops here, not in the recorder
+    # a setting that is wrong stops here, before the agent starts
+    settings = config.load(backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr)
     if agent_name and not with_agent:
         raise SuperviseError("--agent goes with --with", "a session resumed as it was keeps its pattern set", exit_code=2)
     store = open_store()
@@ -154,10 +149,8 @@ def resume(
         pattern_files=[p for p in options.get("pattern_files", []) if Path(p).exists()],
         # a hand-off is for giving the context: as the earlier session was run or not
         inject=_check_inject(inject or ("auto" if with_agent else options.get("inject", "auto"))),
-        summary_backend=summary_backend,
-        on_limit=on_limit,
-        notify=notify,
         force=force,
+        settings=settings,
     )
     raise typer.Exit(run_session(opts))
 

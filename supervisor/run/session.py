@@ -48,6 +48,7 @@ class RunOptions:
     on_limit: str | None = None  # --on-limit; None: the config's (not stored either)
     notify: str | None = None  # --notify; None: the config's (not stored either)
     force: bool = False  # resume the parent even while another supervisor carries it on
+    settings: config.Settings | None = None  # as the command resolved them (None: resolved here, with the flags above)
 
     @property
     def stored(self) -> dict:
@@ -147,7 +148,7 @@ def _plan(
             f"detected and no context given back · see: supervise patterns list",
             file=stderr,
         )
-    settings = config.load(env, backend=opts.summary_backend, on_limit=opts.on_limit, notify=opts.notify)
+    settings = opts.settings or config.load(env, backend=opts.summary_backend, on_limit=opts.on_limit, notify=opts.notify)
     store = Store.open_default(env)  # a database that cannot be opened stops us here, before the agent starts
     if opts.parent_id and not opts.force:
         cleanup.callback(os.close, _claim_parent(store, opts.parent_id, env))
