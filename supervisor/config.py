@@ -22,6 +22,8 @@ import platformdirs
 from .errors import SuperviseError
 
 DEFAULT_MODEL = "claude-haiku-4-5"
+# The backends that are no agent CLI's: `auto` chooses, the API, and no model at all.
+BUILT_IN_BACKENDS = ("auto", "api", "heuristic")
 DEFAULT_BUDGET = 24_000  # tokens of digest
 # The terminal emulator that renders the text log (`--emulator`): avt, or pyte (slower).
 DEFAULT_EMULATOR = "avt"
@@ -38,7 +40,8 @@ class Summary:
 
     backend: str = "auto"
     model: str = DEFAULT_MODEL
-    # An agent CLI backend's own model, by backend name, where its profile has a setting for it.
+    # An agent CLI backend's own model, by its key (`[summary] NAME_model`, or the variable
+    # SUPERVISE_SUMMARY_NAME_MODEL); which keys there are, its profile says (MODEL_KEY).
     cli_models: Mapping[str, str] = field(default_factory=dict)
     base_url: str | None = None
     api_key: str | None = None
@@ -195,7 +198,7 @@ def load(
     summary = Summary(
         backend=env.get("SUPERVISE_SUMMARY_BACKEND") or table.get("backend") or "auto",
         model=env.get("SUPERVISE_SUMMARY_MODEL") or table.get("model") or DEFAULT_MODEL,
-        cli_models={name: env.get(var) or table.get(key) or default for name, (key, var, default) in cli_model_settings().items()},
+        cli_models=_cli_models(table, env),
         base_url=env.get("SUPERVISE_SUMMARY_BASE_URL") or table.get("base_url") or env.get("ANTHROPIC_BASE_URL"),
         api_key=env.get("SUPERVISE_SUMMARY_API_KEY") or (env.get(key_env) if key_env else None) or env.get("ANTHROPIC_API_KEY"),
         auth_token=env.get("ANTHROPIC_AUTH_TOKEN"),
@@ -265,6 +268,17 @@ def to_stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
+def _cli_models(table: Mapping, env: Mapping[str, str]) -> dict[str, str]:
+    """Every `NAME_model` of [summary], its variable winning (read as text: the profiles, and
+    what each key must be, are not needed to start an agent; configcheck knows them)."""
+    found = {k: v for k, v in table.items() if k.endswith("_model") and k != "model" and isinstance(v, str) and v}
+    prefix = "SUPERVISE_SUMMARY_"
+    for var, value in env.items():
+        if var.startswith(prefix) and var.endswith("_MODEL") and var != "SUPERVISE_SUMMARY_MODEL" and value:
+            found[var[len(prefix) :].lower()] = value
+    return found
+
+
 def backends() -> tuple[str, ...]:
     """Who can make a session context: `auto` picks one per session (contexts/backends/choose.py);
     `api` is the Anthropic API with a key; each agent CLI whose profile has a summary backend
@@ -272,26 +286,23 @@ def backends() -> tuple[str, ...]:
     never calls a model."""
     from . import profiles
 
-    return ("auto", "api", *(p.name for p in profiles.summarizers()), "heuristic")
+    return (*BUILT_IN_BACKENDS[:2], *(p.name for p in profiles.summarizers()), BUILT_IN_BACKENDS[2])
 
 
-def cli_model_settings() -> dict[str, tuple[str, str, str]]:
-    """The agent CLI backends with a model setting of their own: backend name -> (its key in
-    [summary], its variable, its default)."""
+def cli_model_settings() -> dict[str, str]:
+    """The agent CLI backends' model settings: each key in [summary] -> its default."""
     from . import profiles
 
-    found = {}
-    for p in profiles.summarizers():
-        key = getattr(p.summary, "MODEL_KEY", None)
-        if key and p.summary is not None:
-            found[p.name] = (key, f"SUPERVISE_SUMMARY_{key.upper()}", p.summary.DEFAULT_MODEL)
-    return found
+    backends = [p.summary for p in profiles.summarizers() if p.summary is not None]
+    return {b.MODEL_KEY: b.DEFAULT_MODEL for b in backends if getattr(b, "MODEL_KEY", None)}
 
 
 def check_backend(name: str, source: str | None = None) -> str:
     """`source`: the variable it came from, if not a flag or the (checked) file."""
     from .plaintext import plain
 
+    if name in BUILT_IN_BACKENDS:  # (the agent CLIs' are their profiles': loaded only when named)
+        return name
     known = backends()
     if name not in known:
         raise SuperviseError(

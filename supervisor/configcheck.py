@@ -1,5 +1,5 @@
 """Checking the settings before they are used: config.toml's tables and keys, and the
-environment variables, against one schema (`TABLES`, `ENV`: every key, what it must be, an
+environment variables, against one schema (`tables()`, `ENV`: every key, what it must be, an
 example). `validate` and `check_env` are plain functions over data that return findings: an
 error (a file that does not parse, a wrong type, a value out of range) stops a run; a warning
 (an unknown table or key, with the nearest known one) is said and the run goes on.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 
 from .config import DEFAULT_BUDGET, backends, cli_model_settings, DEFAULT_MODEL, NOTIFY_TERMINAL, ON_LIMIT, Limits, Notify, Summary
@@ -60,28 +61,35 @@ class Key:
 
 SECONDS = "seconds"
 
-TABLES: dict[str, dict[str, Key]] = {
-    "summary": {
-        "backend": Key("choice", "auto", choices=backends()),
-        "model": Key("text", DEFAULT_MODEL),
-        **{key: Key("text", default) for key, _, default in cli_model_settings().values()},
-        "base_url": Key("url", "https://api.anthropic.com"),
-        "api_key_env": Key("variable", "MY_ANTHROPIC_KEY"),
-        "timeout": Key("number", Summary.timeout, SECONDS, above=0),
-        "budget": Key("whole", DEFAULT_BUDGET, "tokens", least=1),
-    },
-    "notify": {
-        "command": Key("text", "notify-send supervise {name}:{state}", empty_ok=True),
-        "done_after_seconds": Key("number", Notify.done_after, SECONDS, least=0),
-        "terminal": Key("choice", "bell", choices=NOTIFY_TERMINAL),
-    },
-    "limits": {
-        "on_limit": Key("choice", "wait", choices=ON_LIMIT),
-        "margin_seconds": Key("number", Limits.margin, SECONDS, least=0),
-        "continue_text": Key("text", Limits.continue_text),
-        "max_continues": Key("whole", Limits.max_continues, least=1),
-    },
-}
+
+@cache
+def tables() -> dict[str, dict[str, Key]]:
+    """Every table of config.toml and its keys. Made when a file is first checked: the agent
+    CLIs' summary backends and their model keys are their profiles' (loading them is kept off
+    the start of a run with no config file)."""
+    return {
+        "summary": {
+            "backend": Key("choice", "auto", choices=backends()),
+            "model": Key("text", DEFAULT_MODEL),
+            **{key: Key("text", default) for key, default in cli_model_settings().items()},
+            "base_url": Key("url", "https://api.anthropic.com"),
+            "api_key_env": Key("variable", "MY_ANTHROPIC_KEY"),
+            "timeout": Key("number", Summary.timeout, SECONDS, above=0),
+            "budget": Key("whole", DEFAULT_BUDGET, "tokens", least=1),
+        },
+        "notify": {
+            "command": Key("text", "notify-send supervise {name}:{state}", empty_ok=True),
+            "done_after_seconds": Key("number", Notify.done_after, SECONDS, least=0),
+            "terminal": Key("choice", "bell", choices=NOTIFY_TERMINAL),
+        },
+        "limits": {
+            "on_limit": Key("choice", "wait", choices=ON_LIMIT),
+            "margin_seconds": Key("number", Limits.margin, SECONDS, least=0),
+            "continue_text": Key("text", Limits.continue_text),
+            "max_continues": Key("whole", Limits.max_continues, least=1),
+        },
+    }
+
 
 # The variables whose values are read as more than text (SUPERVISE_SUMMARY_BACKEND is
 # checked where it is resolved, with the flag).
@@ -136,10 +144,10 @@ def read(path: Path) -> tuple[dict, list[Finding]]:
     import tomllib
 
     try:
-        tables = tomllib.loads(text)
+        parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         return {}, [parse_error(where, str(exc))]
-    return tables, validate(tables, where)
+    return parsed, validate(parsed, where)
 
 
 def parse_error(where: str, said: str) -> Finding:
@@ -160,12 +168,12 @@ def parse_error(where: str, said: str) -> Finding:
 # -- the decisions --------------------------------------------------------------------------------
 
 
-def validate(tables: Mapping, where: str) -> list[Finding]:
+def validate(parsed: Mapping, where: str) -> list[Finding]:
     """Everything wrong in the parsed file `where`, in the file's order."""
     found: list[Finding] = []
-    for name, value in tables.items():
+    for name, value in parsed.items():
         shown = plain(name, newlines=False)
-        if name in TABLES:
+        if name in tables():
             if not isinstance(value, dict):
                 found.append(
                     Finding(
@@ -178,7 +186,7 @@ def validate(tables: Mapping, where: str) -> list[Finding]:
             for key, item in value.items():
                 found.extend(_check_key(where, name, key, item))
         elif isinstance(value, dict):
-            near = _near(name, TABLES)
+            near = _near(name, tables())
             found.append(
                 Finding(
                     "warning",
@@ -188,11 +196,11 @@ def validate(tables: Mapping, where: str) -> list[Finding]:
             )
         else:
             home = _table_of(name)
-            near = home or next((t for t in TABLES if _near(name, TABLES[t])), None)
+            near = home or next((t for t in tables() if _near(name, tables()[t])), None)
             hint = (
                 f"{shown} goes under [{home}]"
                 if home
-                else f"did you mean [{near}] {_near(name, TABLES[near])}?"
+                else f"did you mean [{near}] {_near(name, tables()[near])}?"
                 if near
                 else f"settings go under {_tables_said()}"
             )
@@ -215,7 +223,7 @@ def check_env(env: Mapping[str, str]) -> list[Finding]:
 
 
 def _check_key(where: str, table: str, key: str, value: object) -> list[Finding]:
-    known = TABLES[table]
+    known = tables()[table]
     shown = plain(key, newlines=False)
     name = f"[{table}] {shown}"
     if key not in known:
@@ -317,11 +325,11 @@ def _near(word: str, known) -> str | None:
 
 
 def _table_of(key: str) -> str | None:
-    return next((t for t, keys in TABLES.items() if key in keys), None)
+    return next((t for t, keys in tables().items() if key in keys), None)
 
 
 def _tables_said() -> str:
-    names = [f"[{t}]" for t in TABLES]
+    names = [f"[{t}]" for t in tables()]
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 

@@ -108,7 +108,7 @@ def strict(schema: dict) -> dict:
 
 
 def model(cfg: Settings) -> str:
-    return cfg.cli_models.get("codex") or DEFAULT_MODEL
+    return cfg.cli_models.get(MODEL_KEY) or DEFAULT_MODEL
 
 
 def command(executable: str, folder: Path, cfg: Settings, mcp_servers: list[str]) -> list[str]:
