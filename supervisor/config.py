@@ -121,10 +121,19 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Memory:
+    """What an agent is given of earlier sessions (the `[memory]` table)."""
+
+    mcp: bool = True  # supervise's MCP server, for the run's agent (where it has a per-run MCP config)
+    brief: bool = False  # a new session starts with a brief of the project's last sessions
+
+
+@dataclass(frozen=True)
 class Settings:
     summary: Summary = Summary()
     notify: Notify = Notify()
     limits: Limits = Limits()
+    memory: Memory = Memory()
     every_seconds: float = 600.0  # a periodic context after this long with new output (0: never)
     every_chars: int = 256 * 1024  # ... or after this much new output (0: never)
     # Each context reads what is new on the GIL the renderer and the detector share: under
@@ -155,7 +164,15 @@ def passed_down(env: Mapping[str, str]) -> Settings | None:
         return None
     data = json.loads(raw)
     summary = Summary(**data["summary"])
-    return Settings(**{**data, "summary": summary, "notify": Notify(**data["notify"]), "limits": Limits(**data["limits"])})
+    return Settings(
+        **{
+            **data,
+            "summary": summary,
+            "notify": Notify(**data["notify"]),
+            "limits": Limits(**data["limits"]),
+            "memory": Memory(**data["memory"]),
+        }
+    )
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -176,10 +193,12 @@ def load(
     on_limit: str | None = None,
     notify: str | None = None,
     warn: Callable[[str], None] | None = None,
+    mcp: bool | None = None,
+    brief: bool | None = None,
     **flags,
 ) -> Settings:
     """The settings in force. `flags`: Summary fields given on the command line (None: not
-    given); `on_limit`: --on-limit; `notify`: --notify. A setting that is wrong (configcheck.py
+    given); `on_limit`: --on-limit; `notify`: --notify; `mcp`: --no-mcp; `brief`: --brief. A setting that is wrong (configcheck.py
     says which) raises; `warn` is given each warning's line (an unknown key), if any."""
     from . import configcheck
 
@@ -193,7 +212,7 @@ def load(
     if warn:
         for finding in findings:
             warn(finding.line)
-    table, told, limits = (tables.get(name, {}) for name in ("summary", "notify", "limits"))
+    table, told, limits, memory = (tables.get(name, {}) for name in ("summary", "notify", "limits", "memory"))
     key_env = table.get("api_key_env")
     summary = Summary(
         backend=env.get("SUPERVISE_SUMMARY_BACKEND") or table.get("backend") or "auto",
@@ -232,6 +251,10 @@ def load(
             continue_text=limits.get("continue_text") or Limits.continue_text,
             max_continues=int(limits.get("max_continues") or Limits.max_continues),
         ),
+        memory=Memory(
+            mcp=_switch(mcp, env, "SUPERVISE_MCP", memory, "mcp", Memory.mcp),
+            brief=_switch(brief, env, "SUPERVISE_BRIEF", memory, "brief", Memory.brief),
+        ),
         every_seconds=_number(env, "SUPERVISE_SUMMARY_EVERY_MINUTES", {}, "", 10) * 60,
         every_chars=int(_number(env, "SUPERVISE_SUMMARY_EVERY_KB", {}, "", 256) * 1024),
         min_seconds=_number(env, "SUPERVISE_SUMMARY_MIN_SECONDS", {}, "", Settings.min_seconds),
@@ -240,6 +263,17 @@ def load(
         recorder_priority=env.get("SUPERVISE_RECORDER_PRIORITY") or Settings.recorder_priority,
         template=_template(config_dir(env) / "context_prompt.txt"),
     )
+
+
+def _switch(flag: bool | None, env: Mapping[str, str], var: str, table: Mapping, key: str, default: bool) -> bool:
+    """A switch: the flag, else the variable (checked by configcheck), else the file, else the default."""
+    from .configcheck import SWITCH_WORDS
+
+    if flag is not None:
+        return flag
+    if env.get(var):
+        return SWITCH_WORDS[env[var].strip().lower()]
+    return bool(table.get(key, default))
 
 
 def _number(env: Mapping[str, str], var: str, table: Mapping, key: str, default: float) -> float:

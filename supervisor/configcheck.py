@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
-from .config import DEFAULT_BUDGET, backends, cli_model_settings, DEFAULT_MODEL, NOTIFY_TERMINAL, ON_LIMIT, Limits, Notify, Summary
+from .config import DEFAULT_BUDGET, backends, cli_model_settings, DEFAULT_MODEL, NOTIFY_TERMINAL, ON_LIMIT, Limits, Memory, Notify, Summary
 from .errors import SuperviseError
 from .plaintext import plain
 
@@ -39,8 +39,8 @@ class Finding:
 
 
 class Key:
-    """What a value must be. kind: number, whole, text, url, choice, variable (the name of an
-    environment variable) or priority (a nice value, or idle); `least`: the smallest value
+    """What a value must be. kind: number, whole, text, url, choice, switch (true or false),
+    variable (the name of an environment variable) or priority (a nice value, or idle); `least`: the smallest value
     allowed; `above`: values must be more than this; `empty_ok`: text where "" means none."""
 
     __slots__ = ("kind", "example", "unit", "least", "above", "choices", "empty_ok")
@@ -88,6 +88,10 @@ def tables() -> dict[str, dict[str, Key]]:
             "continue_text": Key("text", Limits.continue_text),
             "max_continues": Key("whole", Limits.max_continues, least=1),
         },
+        "memory": {
+            "mcp": Key("switch", Memory.mcp),
+            "brief": Key("switch", True),
+        },
     }
 
 
@@ -107,8 +111,12 @@ ENV: dict[str, Key] = {
     "SUPERVISE_HOOK_WAIT": Key("number", 20, SECONDS, least=0),
     "SUPERVISE_RECORDER_GRACE": Key("number", 300, SECONDS, least=0),
     "SUPERVISE_RECORDER_PRIORITY": Key("priority", "idle"),
+    "SUPERVISE_MCP": Key("switch", True),
+    "SUPERVISE_BRIEF": Key("switch", True),
 }
 
+# A switch's value in a variable, as the words people write it.
+SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 AT_LINE = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
@@ -262,6 +270,8 @@ def _check_key(where: str, table: str, key: str, value: object) -> list[Finding]
 
 def _from_text(key: Key, raw: str) -> object:
     """An environment variable's text as the value it stands for (unchanged if it is none)."""
+    if key.kind == "switch":
+        return SWITCH_WORDS.get(raw.strip().lower(), raw)
     try:
         if key.kind == "number":
             return float(raw)
@@ -286,6 +296,8 @@ def _wrong(key: Key, value: object) -> str | None:
         return None
     if key.kind == "choice":
         return None if value in key.choices else "one of " + ", ".join(key.choices)
+    if key.kind == "switch":
+        return None if isinstance(value, bool) else "true or false"
     if key.kind == "priority":
         ok = value == "idle" or (isinstance(value, str) and re.fullmatch(r"-?\d+", value) and -20 <= int(value) <= 19)
         return None if ok else "a nice value (a whole number from -20 to 19) or idle"
@@ -334,6 +346,8 @@ def _tables_said() -> str:
 
 
 def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 

@@ -18,13 +18,13 @@ def test_resume_replaces_the_old_sessions_own_resume_flags():
 
 
 def test_the_settings_file_adds_our_hook_and_asks_for_startup_only_when_resumed(tmp_path):
-    hooked = claude.PROFILE.with_hook(["claude", "--model", "x"], tmp_path, str(tmp_path / "h.sock"), resumed=False)
+    hooked = claude.PROFILE.with_hook(["claude", "--model", "x"], tmp_path, str(tmp_path / "h.sock"), at_start=False)
     path = tmp_path / claude.SETTINGS_FILE
     assert hooked.argv == ["claude", "--settings", str(path), "--model", "x"]
     assert hooked.env == {"SUPERVISE_HOOK_SOCKET": str(tmp_path / "h.sock")}
     [entry] = json.loads(hooked.files[path])["hooks"]["SessionStart"]
     assert entry["matcher"] == "compact|resume"
-    assert claude.settings(resumed=True)["hooks"]["SessionStart"][0]["matcher"] == "compact|resume|startup"
+    assert claude.settings(at_start=True)["hooks"]["SessionStart"][0]["matcher"] == "compact|resume|startup"
     assert claude.has_own_settings(["claude", "--settings", "x.json"]) and not claude.has_own_settings(["claude"])
 
 

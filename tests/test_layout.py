@@ -18,7 +18,7 @@ LAYERS = [
     {"store", "terminal", "detection"},
     {"recording", "giveback", "status"},
     {"contexts"},
-    {"agent"},
+    {"agent", "memory"},
     {"run", "doctor"},
     {"cli"},
 ]

@@ -43,6 +43,7 @@ def test_migrating_an_empty_database_creates_the_tables_with_their_columns(tmp_p
         "m007_search",
         "m008_context_backend",
         "m009_session_state",
+        "m010_projects_and_stemmed_search",
     ]
     assert {"source", "backend", "model", "error"} <= set(store.db["contexts"].columns_dict)
     assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"

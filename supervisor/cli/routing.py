@@ -16,6 +16,8 @@ from ..errors import SuperviseError
 from ..plaintext import quoted
 
 TOP_LEVEL = ("-h", "--help", "--version", "-V")
+# Options whose value may be left out, and what they then mean (Typer has no such option).
+OPTIONAL_VALUES = {"--project": "."}
 
 
 def run_options(command: Callable) -> dict[str, bool]:
@@ -23,7 +25,8 @@ def run_options(command: Callable) -> dict[str, bool]:
     options = {}
     for param in inspect.signature(command).parameters.values():
         for decl in getattr(param.default, "param_decls", None) or ():
-            options[decl] = str(param.annotation) != "bool"
+            for spelling in decl.split("/"):  # `--mcp/--no-mcp`: a switch, either way
+                options[spelling] = str(param.annotation) not in ("bool", "Optional[bool]")
     return {**options, "-h": False, "--help": False}
 
 
@@ -42,7 +45,9 @@ def route(argv: list[str], commands: Iterable[str], options: Mapping[str, bool])
     if first == "run":
         check_options(argv[1:], options)
         return argv
-    if first in commands or first in TOP_LEVEL:
+    if first in commands:
+        return with_optional_values(argv)
+    if first in TOP_LEVEL:
         return argv
     if first == "help":
         return ["--help", *argv[1:]]
@@ -56,6 +61,20 @@ def route(argv: list[str], commands: Iterable[str], options: Mapping[str, bool])
             exit_code=2,
         )
     return ["run", *argv]
+
+
+def with_optional_values(argv: list[str]) -> list[str]:
+    """A command's arguments with the value of each OPTIONAL_VALUES option that was left
+    out (nothing after it, or another option) put in. Arguments after `--` are not ours."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        out.append(arg)
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if arg in OPTIONAL_VALUES and (following is None or (following.startswith("-") and following != "-")):
+            out.append(OPTIONAL_VALUES[arg])
+    return out
 
 
 def check_options(args: list[str], options: Mapping[str, bool]) -> None:

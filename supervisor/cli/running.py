@@ -24,6 +24,10 @@ NOTIFY_HELP = (
     "Also tell your terminal when the agent needs you (a dialog, done, a limit, compacting): bell, osc (a desktop "
     "notification, OSC 9 or 777), or off. Default: \\[notify] terminal in config.toml, else off."
 )
+MCP_HELP = "Give the agent supervise's MCP server (search earlier sessions) for this run. Default: [memory] mcp, else on."
+BRIEF_HELP = (
+    "Start with a brief of what this project's last sessions knew (requests, decisions, open work). Default: [memory] brief, else off."
+)
 INJECT_HELP = (
     "Give the agent its session context back after compaction and on resume: auto (through the agent's "
     "own hook where it has one, else typed at the idle prompt), type (always typed), off."
@@ -49,6 +53,8 @@ def run(
     summary_backend: Optional[str] = typer.Option(None, "--summary-backend", help=BACKEND_HELP),
     on_limit: Optional[str] = typer.Option(None, "--on-limit", help=ON_LIMIT_HELP),
     notify: Optional[str] = typer.Option(None, "--notify", help=NOTIFY_HELP),
+    mcp: Optional[bool] = typer.Option(None, "--mcp/--no-mcp", help=MCP_HELP),
+    brief: Optional[bool] = typer.Option(None, "--brief/--no-brief", help=BRIEF_HELP),
 ) -> None:
     """Run COMMAND under the supervisor: `supervise run [OPTIONS] -- COMMAND [ARGS]...`"""
     from .. import config
@@ -68,7 +74,7 @@ def run(
         pattern_files=[str(p) for p in pattern_files or []],
         inject=_check_inject(inject),
         # a setting that is wrong stops here, before the agent starts
-        settings=config.load(backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr),
+        settings=config.load(backend=summary_backend, on_limit=on_limit, notify=notify, mcp=mcp, brief=brief, warn=config.to_stderr),
     )
     raise typer.Exit(run_session(opts))
 
@@ -93,6 +99,7 @@ def resume(
     on_limit: Optional[str] = typer.Option(None, "--on-limit", help=ON_LIMIT_HELP),
     notify: Optional[str] = typer.Option(None, "--notify", help=NOTIFY_HELP),
     force: bool = typer.Option(False, "--force", help="Resume it even while another supervise runs it or resumes it."),
+    mcp: Optional[bool] = typer.Option(None, "--mcp/--no-mcp", help=MCP_HELP),
 ) -> None:
     """Start a new session linked to an earlier one: same command, directory, agent and
     options; the agent's own conversation carried on where its profile knows how; or, with --with, another agent
@@ -102,7 +109,7 @@ def resume(
     from ..run.session import RunOptions, run as run_session
 
     # a setting that is wrong stops here, before the agent starts
-    settings = config.load(backend=summary_backend, on_limit=on_limit, notify=notify, warn=config.to_stderr)
+    settings = config.load(backend=summary_backend, on_limit=on_limit, notify=notify, mcp=mcp, warn=config.to_stderr)
     if agent_name and not with_agent:
         raise SuperviseError("--agent goes with --with", "a session resumed as it was keeps its pattern set", exit_code=2)
     store = open_store()

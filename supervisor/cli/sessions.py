@@ -26,10 +26,16 @@ def sessions(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
     limit: int = typer.Option(SESSIONS_SHOWN, "--limit", "-n", min=1, help="Show the newest N sessions."),
     show_all: bool = typer.Option(False, "--all", "-a", help="Show every session."),
+    folder: Optional[str] = typer.Option(
+        None, "--project", metavar="[DIR]", help="Only the sessions of DIR's project (its git top-level; no DIR: the current folder's)."
+    ),
 ) -> None:
-    """List sessions, newest first."""
+    """List sessions, newest first (--project: of one project)."""
+    from .memory import project_scope
+
+    scope = project_scope(folder, False) if folder is not None else None
     store = open_store(write=False)
-    rows = store.sessions(None if show_all else limit)
+    rows = store.sessions(None if show_all else limit, scope)
     if as_json:
         typer.echo(json_rows(rows))
     elif not rows:
@@ -45,7 +51,7 @@ def sessions(
                 f"{r['id']:<8} {r['status']:<12} {local_time(r['started']):<17} {exit_code:>4}  {(r['agent'] or '')[:10]:<10} {label}"
             )
         typer.echo("\n".join(lines))
-    if not show_all and len(rows) == limit and (total := store.count_sessions()) > limit:
+    if not show_all and len(rows) == limit and (total := store.count_sessions(scope)) > limit:
         typer.echo(f"supervise: the newest {limit:,} of {total:,} sessions (--all for every one, --limit N for more)", err=True)
 
 

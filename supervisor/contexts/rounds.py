@@ -174,10 +174,11 @@ def make(
 
 def given_texts(store: Store, session: dict) -> list[tuple[str, str]]:
     """What supervise may have given this session's agent, with the session's words each
-    quotes: the prompts of its rounds and, for a resumed session, the one of its parent it
-    started with."""
+    quotes: the prompts of its rounds, the brief it started with, and, for a resumed
+    session, the one of its parent it started with."""
     parent = store.prompts(session["parent_id"], 1) if session.get("parent_id") else []
-    return [(prompt, schema.quoted(context)) for prompt, context in parent + store.prompts(session["id"], echoes.GIVEN_MAX)]
+    briefs = [(e["detail"].get("text") or "", e["detail"].get("quoted") or "") for e in store.events(session["id"], "brief")]
+    return briefs + [(prompt, schema.quoted(context)) for prompt, context in parent + store.prompts(session["id"], echoes.GIVEN_MAX)]
 
 
 def handed_over(store: Store, row: dict, session_id: str, agent: str, settings: Settings) -> dict:
@@ -203,8 +204,8 @@ def continue_texts(store: Store, session: dict, settings: Settings) -> list[str]
     """The continues supervise typed into the session's agent after a usage limit."""
     return [
         e["detail"].get("text") or settings.limits.continue_text
-        for e in store.events(session["id"])
-        if e["kind"] == "limit_continue" and e["detail"].get("typed")
+        for e in store.events(session["id"], "limit_continue")
+        if e["detail"].get("typed")
     ]
 
 

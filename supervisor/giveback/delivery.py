@@ -139,6 +139,10 @@ class GiveBack:
     def resume(self) -> None:
         self.injector.resume()
 
+    def brief(self, session_id: str, text: str) -> None:
+        """The session's brief (round 0 of its own: no context of its has that round) is due."""
+        self.injector.brief(Context(session_id, 0, text, self._now()))
+
     def close(self) -> None:
         """The child is gone: nothing more to type or hand over."""
         with self._waits_lock:

@@ -10,7 +10,7 @@ last word (it declines while the user is typing and holds their keys back meanwh
 
 Two channels:
 - hook: an agent's own hook (its profile's: after a compaction, on resume, at start-up) asks us over a
-  socket, and we answer with the context (its hook hands it over). Nothing is typed.
+  socket, and we answer with the context, or a new session's brief (its hook hands it over). Nothing is typed.
 - typed: once the context is due and ready, the agent idle at its prompt (idle pattern, no
   busy line, no dialog on screen) and its output quiet, the prompt is typed in: as one
   bracketed paste if the agent enabled it, else as one line; Enter goes separately. It is
@@ -35,6 +35,7 @@ from .given import Attempt, Context, Continue, Due, head, prepare
 QUIET = 0.6  # seconds of no output before typing: the agent has finished drawing
 CONFIRM_WAIT = 8.0  # after Enter, how long the agent has to take the text
 DECLINED_PAUSE = 1.0  # after the loop declined (the user was typing), wait this long
+START_REASONS = ("resume", "brief")  # what an agent's hook may be given as it starts
 
 
 class Injector:
@@ -145,6 +146,13 @@ class Injector:
         """A resumed session: the parent's context is due from the start."""
         with self._locked():
             self.due = Due("resume", float("-inf"))
+            self._cond.notify_all()
+
+    def brief(self, brief: Context) -> None:
+        """A new session that starts with a brief of earlier ones: due from the start."""
+        with self._locked():
+            self.due = Due("brief", float("-inf"))
+            self.latest = brief
             self._cond.notify_all()
 
     def on_context(self, context: Context) -> None:
@@ -322,7 +330,7 @@ class Injector:
             if source == "compact":
                 if self.due is None or self.due.reason != "compaction":
                     self._compaction_due(now())
-            elif self.due is None or self.due.reason != "resume":
+            elif self.due is None or self.due.reason not in START_REASONS:
                 return None  # a plain start (or /resume of another session): nothing to give
             deadline = now() + wait
             while True:

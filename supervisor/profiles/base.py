@@ -28,6 +28,17 @@ class Hooked:
     files: dict[Path, str] = field(default_factory=dict)  # to be written (private) before it starts
 
 
+@dataclass(frozen=True)
+class McpServer:
+    """supervise's MCP server, as an agent's MCP configuration starts it (stdio)."""
+
+    name: str
+    command: str
+    args: tuple[str, ...]
+    env: dict[str, str]  # what it needs of supervise's environment (an agent may pass it no other)
+    tools: tuple[str, ...]  # all read-only: an agent may run them without asking
+
+
 class Profile:
     """An agent CLI as supervise knows it. The data (how it is recognised, its patterns, its
     one-shot flags) is its pattern file's; a subclass in `supervisor/profiles/NAME` adds what
@@ -46,6 +57,8 @@ class Profile:
     own: bool = False
     # Among the agents that can summarize, the order `auto` tries them in (lower first).
     summary_rank: int = 100
+    # Why it is not given supervise's MCP server for a run (None: it is, by `with_mcp`).
+    mcp_note: str | None = "it has no MCP configuration of its own for one run"
 
     def __init__(self, name: str):
         self.name = name
@@ -61,10 +74,20 @@ class Profile:
         """Whether, run as `argv`, it asks for its context through a hook of its own."""
         return False
 
-    def with_hook(self, argv: list[str], folder: Path, socket: str, resumed: bool) -> Hooked:
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool) -> Hooked:
         """The command line and environment that give it our hook, asking over `socket`
-        (files it needs go in the session's private `folder`)."""
+        (files it needs go in the session's private `folder`); `at_start`: it has something
+        to be given as it starts (a resumed session's context, a brief)."""
         return Hooked(argv)
+
+    def with_mcp(self, argv: list[str], folder: Path, server: McpServer) -> Hooked | None:
+        """The command line, environment and files that give it `server` for this run only,
+        its tools allowed without a dialog; None when it cannot be given one (`mcp_note`)."""
+        return None
+
+    def mcp_add(self, server: McpServer) -> list[str] | None:
+        """Its own command that adds `server` to its own configuration (`supervise mcp install`)."""
+        return None
 
     def hook_command(self) -> str | None:
         """The shell command its hook runs, if it has one (`supervise doctor` runs it as the

@@ -35,6 +35,7 @@ from ..contexts.keeper import ContextKeeper, Session as KeeperSession
 from ..contexts.schema import quoted
 from ..detection import transcript
 from ..giveback.delivery import GiveBack
+from ..memory import brief
 from ..recording import asciicast, logindex
 from ..recording.render import Renderer
 from ..status.statewatch import StateWatch
@@ -122,6 +123,8 @@ class Recorder:
             )
             if self.giveback is not None and contexts_back and cfg.resume_from:
                 self.giveback.resume()
+            elif self.giveback is not None and contexts_back and settings.memory.brief:
+                self._brief()
             if cfg.resume_from:  # its context, brought up to date (also with injection off: `supervise context` shows it)
                 self.keeper.want("resume")
         wiring.connect(self.sink, self.renderer, exit_note=self._tell_loop, states=self.states, giveback=self.giveback, keeper=self.keeper)
@@ -132,6 +135,19 @@ class Recorder:
         if cfg.transcript_dir and self._reader is not None:
             self.transcript = transcript.TranscriptFollower(Path(cfg.transcript_dir), self._on_transcript)
             self.transcript.start()
+
+    def _brief(self) -> None:
+        """A new session's brief of its project's last sessions, due from the start (a few reads of the store)."""
+        try:
+            made = brief.for_session(self._store, self.config.session_id) if self._store is not None else None
+        except Exception as exc:
+            return self._fail("brief", exc)
+        if made is not None and self.giveback is not None:
+            self.sink.emit(
+                "brief", 0.0, {"text": made.text, "quoted": made.quoted, "sessions": list(made.sessions), "tokens": made.tokens}, None
+            )
+            self.renderer.detector.add_given(made.text, made.quoted)
+            self.giveback.brief(self.config.session_id, made.text)
 
     def _open_store(self) -> Store | None:
         # the recording matters more than the events table: carry on without it

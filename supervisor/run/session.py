@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import shutil
 import signal
 import sqlite3
 import sys
@@ -14,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import config, paths, profiles
+from .. import config, paths, profiles, project
 from ..channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, Outbox
 from ..detection import patterns
 from ..detection.patterns import PatternSet
@@ -24,7 +23,7 @@ from ..store.events import EventSink
 from ..terminal import tty
 from ..terminal.child import Outcome
 from ..terminal.pty_loop import PtyLoop
-from . import recorderstart
+from . import extras, recorderstart
 from .claim import Claimed, claim
 from .spawn import spawn
 
@@ -153,12 +152,15 @@ def _plan(
     if opts.parent_id and not opts.force:
         cleanup.callback(os.close, _claim_parent(store, opts.parent_id, env))
     sid = store.free_id()
+    where = project.of(opts.cwd)
     session = dict(
         name=opts.name,
         command=shlex.join(opts.argv),
         argv=opts.argv,
         agent=agent,
         cwd=opts.cwd,
+        project=where.root,
+        branch=where.branch,
         pid=os.getpid(),
         parent_id=opts.parent_id,
         options=opts.stored,
@@ -185,19 +187,7 @@ def _plan(
         child_env,
         opts.inject if pattern_set is not None else "off",
     )
-    # An agent that asks for its context through a hook of its own is given it there: nothing
-    # to type, and it cannot land in a dialog. What the hook needs goes with this run only.
-    if plan.inject == "auto" and profile.hooks(opts.argv):
-        paths.sweep_socket_dirs(supervisor_alive)
-        socket_dir = paths.socket_dir()
-        cleanup.callback(shutil.rmtree, socket_dir, ignore_errors=True)
-        plan.hook_socket = str(socket_dir / "hook.sock")
-        hooked = profile.with_hook(opts.argv, sdir, plan.hook_socket, resumed=opts.parent_id is not None)
-        for path, text in hooked.files.items():
-            with paths.open_private(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        plan.argv = hooked.argv
-        plan.env.update(hooked.env)
+    extras.add(plan, opts.argv, cleanup, env, resumed=opts.parent_id is not None, project=where.root)
     return store, plan
 
 

@@ -94,11 +94,12 @@ class Store:
     Its own queries are plain sqlite3: sqlite-utils (`self.db`, for the modules that build
     rows with it) is loaded on first use, as its import costs 40-45 ms of every command."""
 
-    def __init__(self, path: Path, write: bool = True):
+    def __init__(self, path: Path, write: bool = True, never: bool = False):
         """`write=False`: a command that only reads, which opens the database read-only where
-        it cannot be written (nothing is created, migrated or made private then)."""
+        it cannot be written (nothing is created, migrated or made private then); `never`:
+        read-only wherever it is (a reader beside running sessions, such as the MCP server)."""
         self.path = Path(path)
-        self.read_only = not write and readonly.cannot_write(self.path)
+        self.read_only = never or (not write and readonly.cannot_write(self.path))
         try:
             if self.read_only:
                 self.conn = readonly.connect(self.path, BUSY_TIMEOUT, check_same_thread=False, factory=_Connection)
@@ -203,13 +204,19 @@ class Store:
             raise SuperviseError(f"no session {session_id}", "run `supervise sessions` to list ids")
         return _decode_session(rows[0])
 
-    def sessions(self, limit: int | None = None) -> list[dict]:
-        """The newest `limit` sessions (all with None), newest first."""
+    def sessions(self, limit: int | None = None, project: str | None = None) -> list[dict]:
+        """The newest `limit` sessions (all with None), newest first; of one project if given."""
         self.mark_dead_sessions()
-        rows = self._rows("select * from sessions order by started desc, rowid desc limit ?", [-1 if limit is None else limit])
+        where = "where project = ? " if project is not None else ""
+        rows = self._rows(
+            f"select * from sessions {where}order by started desc, rowid desc limit ?",
+            [*([project] if project is not None else []), -1 if limit is None else limit],
+        )
         return [_decode_session(r) for r in rows]
 
-    def count_sessions(self) -> int:
+    def count_sessions(self, project: str | None = None) -> int:
+        if project is not None:
+            return self.conn.execute("select count(*) from sessions where project = ?", [project]).fetchone()[0]
         return self.conn.execute("select count(*) from sessions").fetchone()[0]
 
     def resolve(self, prefix: str) -> dict:
@@ -306,9 +313,11 @@ class Store:
         ).fetchall()
         return [(prompt, json.loads(context) if context else {}) for prompt, context in reversed(rows)]
 
-    def events(self, session_id: str) -> list[dict]:
+    def events(self, session_id: str, kind: str | None = None) -> list[dict]:
+        """The session's events in order (of one kind, if given)."""
         out = []
-        for row in self._rows("select * from events where session_id = ? order by offset, id", [session_id]):
+        where, params = ("session_id = ? and kind = ?", [session_id, kind]) if kind else ("session_id = ?", [session_id])
+        for row in self._rows(f"select * from events where {where} order by offset, id", params):
             row["detail"] = json.loads(row["detail"]) if row["detail"] else {}
             out.append(row)
         return out

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 SET = "supervise"
+# The full-text indexes, the columns each covers, and how their words are split and stemmed.
+FTS = {"log_chunks": ["text"], "events": ["kind", "detail"], "contexts": ["prompt"]}
+TOKENIZER = "porter unicode61"
 STEPS: list[Callable[[sqlite_utils.Database], None]] = []
 
 
@@ -170,6 +173,24 @@ def m009_session_state(db: sqlite_utils.Database) -> None:
     db.table("sessions").add_column("state", str)
     db.table("sessions").add_column("state_since", str)  # ISO 8601, UTC
     db.table("sessions").add_column("state_detail", str)  # JSON: reset_at, context_left, ...
+
+
+@migrations()
+def m010_projects_and_stemmed_search(db: sqlite_utils.Database) -> None:
+    # Each session's project (the git top-level of its folder, else the folder; project.py)
+    # and branch: the default scope of search, the MCP server and the brief. Sessions
+    # recorded before are given theirs from their folder as it is now.
+    from .. import project
+
+    db.table("sessions").add_column("project", str)
+    db.table("sessions").add_column("branch", str)
+    db.table("sessions").create_index(["project", "started"])
+    for (cwd,) in db.execute("select distinct cwd from sessions").fetchall():
+        db.execute("update sessions set project = ? where cwd = ?", [project.root(cwd), cwd])
+    # Search matches other forms of a word (fix, fixed, fixing): the indexes are made again
+    # with the Porter stemmer.
+    for table, columns in FTS.items():
+        db.table(table).enable_fts(columns, create_triggers=True, tokenize=TOKENIZER, replace=True)
 
 
 def applied(conn: sqlite3.Connection) -> list[str]:

@@ -13,13 +13,14 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..base import Hooked, Profile, Resumed
+from ..base import Hooked, McpServer, Profile, Resumed
 from . import hook, summary, transcript
 
 RESUME_FLAGS = ("--resume", "-r")
 CONTINUE_FLAGS = ("--continue", "-c")
 HOOK_TIMEOUT = 60  # seconds Claude Code gives the hook; ours gives up well before
 SETTINGS_FILE = "claude-settings.json"
+MCP_FILE = "claude-mcp.json"
 
 
 def without_resume(argv: list[str]) -> list[str]:
@@ -58,9 +59,10 @@ def hook_command() -> str:
     return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))}"
 
 
-def settings(resumed: bool) -> dict:
-    # "startup" only for a resumed session started fresh: a plain start has nothing to give.
-    matcher = "compact|resume" + ("|startup" if resumed else "")
+def settings(at_start: bool) -> dict:
+    # "startup" only when there is something to give at the start (a resumed session started
+    # fresh, a brief): a plain start has nothing.
+    matcher = "compact|resume" + ("|startup" if at_start else "")
     return {
         "hooks": {
             "SessionStart": [{"matcher": matcher, "hooks": [{"type": "command", "command": hook_command(), "timeout": HOOK_TIMEOUT}]}]
@@ -73,11 +75,33 @@ def with_settings(argv: list[str], settings_path: Path) -> list[str]:
     return [argv[0], "--settings", str(settings_path), *argv[1:]]
 
 
+def mcp_config(server: McpServer) -> dict:
+    return {"mcpServers": {server.name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": server.env}}}
+
+
+def allowed(server: McpServer) -> str:
+    """Its tools as Claude Code names them, allowed: a rule lets a deferred MCP tool run in
+    every permission mode (auto mode's own check needs Anthropic's servers)."""
+    return ",".join(f"mcp__{server.name}__{tool}" for tool in server.tools)
+
+
 class ClaudeCode(Profile):
     transcript = transcript
     summary = summary
     summary_rank = 0
     quiet_env = summary.QUIET_ENV
+    mcp_note = None
+
+    def with_mcp(self, argv: list[str], folder: Path, server: McpServer) -> Hooked:
+        path = folder / MCP_FILE
+        # `--flag=value`: both flags take several values, and a spaced one would take the
+        # user's prompt after it as one more.
+        extra = [f"--mcp-config={path}", f"--allowedTools={allowed(server)}"]
+        return Hooked([argv[0], *extra, *argv[1:]], {}, {path: json.dumps(mcp_config(server), indent=2)})
+
+    def mcp_add(self, server: McpServer) -> list[str]:
+        env = [f"--env={k}={v}" for k, v in server.env.items()]
+        return ["claude", "mcp", "add", "--scope", "user", *env, server.name, "--", server.command, *server.args]
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
         own = None if fresh else session.get("agent_session_id")
@@ -93,9 +117,9 @@ class ClaudeCode(Profile):
         # A user's own --settings is left alone (and the context is typed instead).
         return not has_own_settings(argv)
 
-    def with_hook(self, argv: list[str], folder: Path, socket: str, resumed: bool) -> Hooked:
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool) -> Hooked:
         path = folder / SETTINGS_FILE
-        return Hooked(with_settings(argv, path), self.hook_env(socket), {path: json.dumps(settings(resumed), indent=2)})
+        return Hooked(with_settings(argv, path), self.hook_env(socket), {path: json.dumps(settings(at_start), indent=2)})
 
     def hook_command(self) -> str | None:
         return hook_command()

@@ -1,0 +1,120 @@
+"""What supervise knows, from the terminal: `search`, and `mcp` (the server an agent asks,
+and `mcp install AGENT`)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from typing import Optional
+
+import typer
+
+from .. import project
+from ..errors import SuperviseError
+from ..plaintext import clip, json_rows, plain
+from .shared import local_time, open_store
+
+PROJECT_HELP = "Only this folder's project (its git top-level; default: the current folder's)."
+ALL_HELP = "Every project, not only the current folder's."
+PROJECT_SHOWN = 16  # characters of a project's name in a hit's line
+
+
+def project_scope(folder: Optional[str], everywhere: bool) -> Optional[str]:
+    """The project a command looks at: `--project DIR`'s, else the current folder's; None with --all."""
+    if everywhere:
+        if folder is not None:
+            raise SuperviseError("--project and --all cannot go together", "give one of them", exit_code=2)
+        return None
+    where = folder or os.getcwd()
+    if not os.path.isdir(where):
+        raise SuperviseError(f"--project: no folder {plain(where, newlines=False)!r}", "give a folder of the project", exit_code=2)
+    return project.root(where)
+
+
+def search(
+    words: list[str] = typer.Argument(..., help='What to look for: words, a file name, an error, a "phrase".'),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Only this agent's sessions."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only sessions started since a date (2026-11-20) or an age (12h, 7d, 2w)."),
+    folder: Optional[str] = typer.Option(None, "--project", metavar="DIR", help=PROJECT_HELP),
+    everywhere: bool = typer.Option(False, "--all", "-a", help=ALL_HELP),
+    limit: int = typer.Option(20, "--limit", "-n", min=1, max=1000, help="Show the best N hits."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
+    reindex: bool = typer.Option(False, "--reindex", help="Make the search index again from every session's text log, then search."),
+) -> None:
+    """Search every recorded session of this project (--all: of every project): the text logs,
+    the user's requests and the contexts. One line a hit, best first: session, agent, project,
+    when, and the line, its matches marked. Secrets are masked."""
+    from ..memory import query, search as searching
+
+    text = " ".join(words)
+    scope_project = project_scope(folder, everywhere)
+    try:
+        scope = searching.Scope(project=scope_project, agent=agent, since=query.since(since) if since else None)
+        query.match(text)
+    except query.BadQuery as exc:
+        raise SuperviseError(f"search: {exc}", "give a word to look for, or --since 7d", exit_code=2) from None
+    store = open_store(write=reindex)
+    if reindex:
+        done, chunks = searching.reindex(store)
+        typer.echo(f"supervise: the search index was made again from {done:,} sessions' text logs ({chunks:,} chunks)", err=True)
+    hits = searching.search(store, text, scope, limit)
+    if as_json:
+        typer.echo(json_rows([h.as_json() for h in hits]))
+        return
+    if not hits:
+        where = "in any project" if scope_project is None else f"in {plain(scope_project, newlines=False)} (--all: every project)"
+        typer.echo(f"supervise: nothing found for {text!r} {where}", err=True)
+        raise typer.Exit(1)
+    bold = sys.stdout.isatty()
+    for h in hits:
+        name = clip(os.path.basename(h.project or "") or "-", PROJECT_SHOWN)
+        where = "context" if h.source == "context" else "log"
+        typer.echo(
+            f"{h.session_id:<7} {(h.agent or '-')[:10]:<10} {name:<{PROJECT_SHOWN}} {local_time(h.when):<16} {where:<7} {query.shown(h.line, bold)}"
+        )
+
+
+mcp_app = typer.Typer(
+    add_completion=False,
+    invoke_without_command=True,
+    no_args_is_help=False,
+    help="The MCP server an agent asks about earlier sessions (stdio; read-only), and its install into an agent's own config.",
+)
+
+
+@mcp_app.callback()
+def mcp(
+    ctx: typer.Context,
+    folder: Optional[str] = typer.Option(None, "--project", metavar="DIR", help="Its default project (default: the current folder's)."),
+    everywhere: bool = typer.Option(False, "--all", "-a", help="Search every project by default."),
+) -> None:
+    """Serve supervise's MCP server on stdio: tools search, session, excerpt and brief over
+    every recorded session, read-only, answers masked and bounded. Agents run under supervise
+    are given it by themselves; `supervise mcp install AGENT` adds it to an agent's own config."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..memory import launch, mcpserver
+
+    if sys.stdin.isatty():
+        typer.echo(
+            "supervise: mcp serves an agent over stdin and stdout; an agent starts it (see `supervise mcp install --help`)", err=True
+        )
+    mcpserver.serve(project_scope(folder, everywhere), os.environ.get(launch.SESSION_VAR))
+
+
+@mcp_app.command("install")
+def mcp_install(
+    agent: str = typer.Argument(..., help="The agent CLI whose own config gets supervise's MCP server."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the command that would add it, and add nothing."),
+) -> None:
+    """Add supervise's MCP server to an agent CLI's own config, through the agent's own
+    `mcp add` command, for its sessions outside supervise too."""
+    from ..memory import install
+
+    command = install.command(agent)
+    if dry_run:
+        typer.echo(shlex.join(command))
+        return
+    install.run(command)
+    typer.echo(f"supervise: {agent} now has supervise's MCP server (`{shlex.join(command)}`)", err=True)

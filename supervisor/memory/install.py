@@ -1,0 +1,41 @@
+"""`supervise mcp install AGENT`: supervise's MCP server added to an agent's own
+configuration, by the agent's own `mcp add` command (its profile's), for its sessions
+outside supervise too."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from .. import profiles
+from ..errors import SuperviseError
+from ..plaintext import quoted
+from . import launch
+
+TIMEOUT = 60  # seconds the agent's command may take
+
+
+def command(agent: str) -> list[str]:
+    """The agent's command that adds the server, or why there is none."""
+    if agent not in profiles.shipped():
+        raise SuperviseError(f"no agent '{quoted(agent)}'", f"use one of: {', '.join(a for a in profiles.clis())}", exit_code=2)
+    profile = profiles.get(agent)
+    added = profile.mcp_add(launch.server(os.environ))
+    if added is None:
+        raise SuperviseError(f"{agent} cannot be given an MCP server: {profile.mcp_note}", "see docs/memory.md", exit_code=2)
+    return added
+
+
+def run(argv: list[str]) -> None:
+    if shutil.which(argv[0]) is None:
+        raise SuperviseError(f"{argv[0]} is not installed here (not on PATH)", "install it first, or add it to PATH")
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise SuperviseError(
+            f"{argv[0]} did not finish adding the server within {TIMEOUT} s", "run the command yourself: see --dry-run"
+        ) from None
+    if done.returncode != 0:
+        said = " ".join((done.stderr or done.stdout).split())[:300]
+        raise SuperviseError(f"{argv[0]} refused to add the server: {said}", "run the command yourself: see --dry-run")

@@ -1,0 +1,129 @@
+"""What a search asks, as SQLite's full-text index reads it, and what a hit shows. Pure: text
+in, text out.
+
+A query is what a person or an agent types: words, a file name, an error's name, a
+"quoted phrase". Every word is matched as a word (the index stems them: "fixing" finds
+"fixed"), never as the index's own syntax (`NOT`, `col:`, `*` are words here); a word with
+punctuation inside (`src/net.py`, `ECONNRESET:`) is the phrase of its parts. All words must
+match; when nothing has all of them, any of them will do (bm25 ranks hits with more first).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from ..plaintext import clip, plain
+from ..redact import redact
+
+# The index's marks around a matched word (highlight()): characters no log line holds.
+OPEN, CLOSE = "\x01", "\x02"
+LINE_SHOWN = 240  # characters of a hit's line, around its first match
+_WORD = re.compile(r"\w+")
+_TERM = re.compile(r'"([^"]*)"|(\S+)')
+_RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+class BadQuery(ValueError):
+    pass
+
+
+def terms(text: str) -> list[str]:
+    """The query's terms: each "quoted phrase" or word, as the words the index holds."""
+    out = []
+    for m in _TERM.finditer(plain(text, newlines=False)):
+        words = _WORD.findall(m.group(1) if m.group(1) is not None else m.group(2))
+        if words:
+            out.append(" ".join(words))
+    return out
+
+
+def match(text: str, every: bool = True) -> str:
+    """The FTS5 expression for `text`: all its terms (`every`), else any of them."""
+    found = terms(text)
+    if not found:
+        raise BadQuery("the query has no words to search for")
+    quoted = [f'"{t}"' for t in dict.fromkeys(found)]  # a term is letters, digits and spaces: no quote inside
+    return (" AND " if every else " OR ").join(quoted)
+
+
+def since(text: str, now: datetime | None = None) -> str:
+    """`--since`: a date (2026-11-20), a time (2026-11-20T14:00), or an age (90m, 12h, 7d,
+    2w), as the UTC ISO time the store compares with."""
+    now = now or datetime.now(timezone.utc)
+    text = text.strip()
+    m = _RELATIVE.match(text.lower())
+    if m:
+        return (now - timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})).isoformat(timespec="milliseconds")
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise BadQuery(f"'{clip(plain(text, newlines=False), 40)}' is not a date or an age") from None
+    if when.tzinfo is None:
+        when = when.astimezone()  # the user's own clock
+    return when.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str  # one line, plain, secrets masked
+    marks: tuple[tuple[int, int], ...]  # the matched words in it (start, end)
+    at: int  # where it starts in the marked text (characters, markers not counted)
+
+
+def lines(marked: str, most: int) -> list[Line]:
+    """The lines of `marked` (text with the index's marks) that match, the ones with more of
+    the query's words first (then in order), at most `most`; each shown as `Line`: cut
+    around its first match, control characters and secrets taken out."""
+    found: list[tuple[int, int, str]] = []  # (distinct words, position, the line)
+    at = 0
+    for raw in marked.split("\n"):
+        words = {w.lower() for w in _marked(raw)}
+        if words:
+            found.append((len(words), at, raw))
+        at += len(raw.replace(OPEN, "").replace(CLOSE, "")) + 1
+    found.sort(key=lambda f: (-f[0], f[1]))
+    out = []
+    for _, start, raw in found[:most]:
+        bare = raw.replace(OPEN, "").replace(CLOSE, "")
+        out.append(mark(_around(bare, raw.find(OPEN)), set(_marked(raw)), start))
+    return out
+
+
+def _marked(raw: str) -> list[str]:
+    return [w for w in re.findall(f"{OPEN}(.*?){CLOSE}", raw, re.S) if w.strip()]
+
+
+def mark(text: str, words: set[str], at: int = 0) -> Line:
+    """`text` as a hit shows it, with `words` marked wherever they stand whole: secrets are
+    masked first, and a word that was part of one is not found again."""
+    shown = " ".join(plain(redact(text), newlines=False).split())
+    marks: list[tuple[int, int]] = []
+    for word in sorted(words, key=len, reverse=True):
+        for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", shown):
+            if not any(a < m.end() and m.start() < b for a, b in marks):
+                marks.append((m.start(), m.end()))
+    return Line(shown, tuple(sorted(marks)), at)
+
+
+def _around(line: str, first: int) -> str:
+    """At most LINE_SHOWN characters of `line`, from a little before its first match."""
+    if len(line) <= LINE_SHOWN:
+        return line
+    begin = max(0, min(first - LINE_SHOWN // 4, len(line) - LINE_SHOWN))
+    cut = line[begin : begin + LINE_SHOWN]
+    return ("…" if begin else "") + cut + ("…" if begin + LINE_SHOWN < len(line) else "")
+
+
+def shown(line: Line, bold: bool) -> str:
+    """The line for a terminal (its matches in bold) or a pipe (plain)."""
+    if not bold:
+        return line.text
+    out, done = [], 0
+    for a, b in line.marks:
+        out += [line.text[done:a], "\x1b[1m", line.text[a:b], "\x1b[22m"]
+        done = b
+    out.append(line.text[done:])
+    return "".join(out)

@@ -1,0 +1,168 @@
+"""Full-text search over what was recorded: every session's text log (its chunks in the
+index, store/migrations.py) and the contexts made of it (the user's requests verbatim, the
+decisions, the errors). Hits ranked by bm25, newest first among equals, each shown as its
+best line; scoped to a project, an agent, a time.
+
+Reads only: the index is kept by the recorder and the context keeper as logs grow
+(recording/logindex.py), and made again from the logs by `reindex`."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..recording import logindex
+from ..store.database import Store
+from . import query
+from .query import CLOSE, OPEN, Line
+
+LIMIT = 10
+# Candidates read per hit wanted: several chunks of one session may say the same line.
+OVERFETCH = 4
+# Two scores this close are equals (the newer session first).
+RANK_STEP = 0.05
+LINES_PER_CHUNK = 3  # matching lines shown from one chunk of a log (the others: `excerpt`)
+
+
+@dataclass(frozen=True)
+class Scope:
+    project: str | None = None  # None: every project
+    agent: str | None = None
+    since: str | None = None  # UTC ISO time
+    session: str | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str  # "SESSION@OFFSET" (a text log's line) or "SESSION#ROUND" (a context)
+    session_id: str
+    agent: str | None
+    project: str | None
+    branch: str | None
+    when: str  # UTC ISO: the session's start, or the context's making
+    source: str  # log | context
+    offset: int | None  # the line's byte offset in the text log (log hits)
+    round: int | None  # the context's round (context hits)
+    line: Line
+    rank: float
+
+    def as_json(self) -> dict:
+        out = asdict(self)
+        out["line"], out["marks"] = self.line.text, [list(m) for m in self.line.marks]
+        del out["rank"]
+        return out
+
+
+_SCOPE_SQL = {
+    "project": "s.project = :project",
+    "agent": "s.agent = :agent",
+    "since": "s.started >= :since",
+    "session": "s.id = :session",
+}
+
+
+def _where(scope: Scope) -> tuple[str, dict]:
+    params = {k: v for k, v in asdict(scope).items() if v is not None}
+    return "".join(f" and {_SCOPE_SQL[k]}" for k in params), params
+
+
+def search(store: Store, text: str, scope: Scope = Scope(), limit: int = LIMIT) -> list[Hit]:
+    """The best `limit` hits for `text` (query.BadQuery when it has no words)."""
+    hits = _search(store, query.match(text), scope, limit)
+    if not hits and len(query.terms(text)) > 1:
+        hits = _search(store, query.match(text, every=False), scope, limit)
+    return hits
+
+
+def _search(store: Store, expression: str, scope: Scope, limit: int) -> list[Hit]:
+    where, params = _where(scope)
+    params = {**params, "q": expression, "n": limit * OVERFETCH}
+    conn = store.conn
+    found: list[tuple[float, str, str, int, dict]] = []  # (rank, when, source, key, session)
+    logs = conn.execute(
+        "select c.id, f.rank, s.id, s.agent, s.project, s.branch, s.started from log_chunks_fts f"
+        " join log_chunks c on c.id = f.rowid join sessions s on s.id = c.session_id"
+        f" where log_chunks_fts match :q{where} order by f.rank limit :n",
+        params,
+    ).fetchall()
+    contexts = conn.execute(
+        "select c.id, f.rank, s.id, s.agent, s.project, s.branch, c.created from contexts_fts f"
+        " join contexts c on c.id = f.rowid join sessions s on s.id = c.session_id"
+        f" where contexts_fts match :q{where} order by f.rank limit :n",
+        params,
+    ).fetchall()
+    for source, rows in (("log", logs), ("context", contexts)):
+        for key, rank, sid, agent, proj, branch, when in rows:
+            found.append((rank, when or "", source, key, {"session_id": sid, "agent": agent, "project": proj, "branch": branch}))
+    # bm25 is negative, lower better; equals (to a step) newest first
+    found.sort(key=lambda f: (round(f[0] / RANK_STEP), _negated(f[1])))
+    hits: list[Hit] = []
+    seen: set[tuple[str, str]] = set()
+    for rank, when, source, key, session in found:
+        for hit in _hits(conn, expression, source, key, rank, when, session):
+            if (hit.session_id, hit.line.text) in seen:
+                continue
+            seen.add((hit.session_id, hit.line.text))
+            hits.append(hit)
+            if len(hits) == limit:
+                return hits
+    return hits
+
+
+def _negated(when: str) -> tuple[int, ...]:
+    return tuple(-ord(c) for c in when)
+
+
+def _hits(conn: sqlite3.Connection, expression: str, source: str, key: int, rank: float, when: str, session: dict) -> list[Hit]:
+    """One candidate as hits: its best lines, marked by the index itself."""
+    if source == "log":
+        row = conn.execute(
+            "select highlight(log_chunks_fts, 0, char(1), char(2)), c.start from log_chunks_fts f join log_chunks c on c.id = f.rowid"
+            " where log_chunks_fts match ? and f.rowid = ?",
+            [expression, key],
+        ).fetchone()
+    else:
+        row = conn.execute(
+            "select highlight(contexts_fts, 0, char(1), char(2)), c.round from contexts_fts f join contexts c on c.id = f.rowid"
+            " where contexts_fts match ? and f.rowid = ?",
+            [expression, key],
+        ).fetchone()
+    if row is None:
+        return []
+    marked, where = row
+    sid = session["session_id"]
+    facts = (session["agent"], session["project"], session["branch"], when, source)
+    out = []
+    for line in query.lines(marked, LINES_PER_CHUNK):
+        if source == "log":
+            offset = where + _bytes_before(marked, line.at)
+            out.append(Hit(f"{sid}@{offset}", sid, *facts, offset, None, line, rank))
+        else:
+            out.append(Hit(f"{sid}#{where}", sid, *facts, None, where, line, rank))
+    return out
+
+
+def _bytes_before(marked: str, at: int) -> int:
+    """Bytes of the chunk before character `at` (its marks not counted)."""
+    return len(marked.replace(OPEN, "").replace(CLOSE, "")[:at].encode("utf-8"))
+
+
+def reindex(store: Store, report=None) -> tuple[int, int]:
+    """The search index made again from every session's text log and every context: for an
+    index lost or damaged (the logs are the record; the index is made from them). Returns
+    (sessions, chunks)."""
+    conn = store.conn
+    with conn:
+        conn.execute("delete from log_chunks")
+        conn.execute("insert into log_chunks_fts(log_chunks_fts) values ('rebuild')")
+        conn.execute("insert into contexts_fts(contexts_fts) values ('rebuild')")
+    sessions = chunks = 0
+    for sid, log_path in conn.execute("select id, log_path from sessions where log_path is not null order by started").fetchall():
+        if not Path(log_path).exists():
+            continue
+        chunks += logindex.index_new(store, sid, Path(log_path))
+        sessions += 1
+        if report is not None:
+            report(sessions)
+    return sessions, chunks

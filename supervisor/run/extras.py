@@ -1,0 +1,41 @@
+"""What a profile adds to the agent's run, for this run only (the user's own config files
+are never written): the hook it asks for its context through, and supervise's MCP server."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from .. import paths, profiles
+from ..memory import launch
+from ..store.database import supervisor_alive
+
+if TYPE_CHECKING:
+    from .session import Plan
+
+
+def add(plan: Plan, argv: list[str], cleanup: contextlib.ExitStack, env: Mapping[str, str], resumed: bool, project: str) -> None:
+    # An agent that asks for its context through a hook of its own is given it there: nothing
+    # to type, and it cannot land in a dialog.
+    if plan.inject == "auto" and plan.profile.hooks(argv):
+        paths.sweep_socket_dirs(supervisor_alive)
+        socket_dir = paths.socket_dir()
+        cleanup.callback(shutil.rmtree, socket_dir, ignore_errors=True)
+        plan.hook_socket = str(socket_dir / "hook.sock")
+        at_start = resumed or plan.settings.memory.brief
+        _given(plan, plan.profile.with_hook(argv, plan.sdir, plan.hook_socket, at_start=at_start))
+    if plan.settings.memory.mcp and plan.pattern_set is not None:
+        _given(plan, plan.profile.with_mcp(plan.argv, plan.sdir, launch.server(env, project, plan.sid)))
+
+
+def _given(plan: Plan, hooked: profiles.Hooked | None) -> None:
+    """The profile's command line, environment and files (written private) for the agent."""
+    if hooked is None:
+        return
+    for path, text in hooked.files.items():
+        with paths.open_private(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    plan.argv = hooked.argv
+    plan.env.update(hooked.env)

@@ -1,0 +1,155 @@
+"""The real Claude Code (pinned in tests/agents) looks up an earlier session through
+supervise's MCP server, and starts with a brief of it, against the fake API.
+
+Its model does what a real one must: MCP tools are deferred behind ToolSearch, so it first
+loads the tool (`select:mcp__supervise__search`), then calls it."""
+
+import json
+import re
+import time
+
+import pytest
+
+from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env
+from fakeapi import FakeAnthropic
+from helpers import latest, recorder_done, session, wait_for
+
+SECRET = "sk-ant-api03-" + "Zq7" * 30  # typed into session 1: never in session 2's requests
+REQUEST = "turn 1: which queue should the importer use?"
+DECISION = "Use the kestrel queue for the importer: redis is too heavy for the nightly job"
+TOOL = "mcp__supervise__search"
+DIALOG = r"Do you want to proceed|Allow this|don't ask again|can't check actions"
+
+
+def summary_of_session_1():
+    return {
+        "tool_use": {
+            "name": "record_session_context",
+            "input": {
+                "original_request": REQUEST,
+                "current_task": "Choosing the importer's queue",
+                "completed_steps": ["Compared the kestrel and redis queues"],
+                "pending_steps": ["Wire the importer to the kestrel queue"],
+                "key_decisions": [DECISION],
+                "relevant_files": ["importer/queue.py: the queue client"],
+                "errors_and_resolutions": [],
+            },
+        }
+    }
+
+
+def is_summary_request(r):
+    return (r.body.get("tool_choice") or {}).get("name") == "record_session_context"
+
+
+def tool_results(r) -> list[str]:
+    """The text of the tool results the request carries (its last user turn)."""
+    content = (r.body.get("messages") or [{}])[-1].get("content")
+    out = []
+    for block in content if isinstance(content, list) else []:
+        if block.get("type") == "tool_result":
+            inner = block.get("content")
+            out += [inner] if isinstance(inner, str) else [b.get("text", "") for b in inner or [] if b.get("type") == "text"]
+    return out
+
+
+def looks_up(r):
+    """The model of session 2: asked to look it up, it loads supervise's search tool through
+    ToolSearch, calls it, and answers with the line it found."""
+    results = tool_results(r)
+    if any("Recorded by supervise" in t for t in results):
+        found = next((line for t in results for line in t.splitlines() if "kestrel" in line), "nothing")
+        return {"text": f"From the record: {found[-120:]}"}
+    if r.has_tool_result and r.tool(TOOL):
+        return {"tool_use": {"name": TOOL, "input": {"query": "importer queue"}}}
+    return {"tool_use": {"name": "ToolSearch", "input": {"query": f"select:{TOOL}"}}}
+
+
+@pytest.fixture
+def two_sessions(tmp_path, home):
+    """run(supervise_args) -> (screen, api) for a session of the real Claude Code in one project,
+    after session 1 (a decision and a secret in it) has ended with its context made."""
+    claude_bin()
+    project = tmp_path / "work"
+    project.mkdir()
+    api = FakeAnthropic().start()
+    env = {**claude_env(tmp_path / "claude-home", project, api.url), "SUPERVISE_HOME": str(home)}
+    api.add(summary_of_session_1(), match=is_summary_request, times=None)
+    api.add({"text": f"Decided. {DECISION}."}, match=lambda r: r.has_tools and r.last_user_text().endswith(REQUEST))
+    screens = []
+
+    def start(args=()):
+        screen = Screen([*args, "--", claude_bin(), "--model", CLAUDE_MODEL], env, project)
+        screens.append(screen)
+        screen.wait(IDLE, 60)
+        return screen
+
+    first = start()
+    first.type(REQUEST)
+    first.wait("Decided. Use the kestrel", 60)
+    first.wait(IDLE, 60)
+    first.type(f"and my key is {SECRET}")
+    first.wait(r"Reply to: and my key", 60)
+    first.wait(IDLE, 60)
+    quit_claude(first)
+    one = latest()["id"]
+    recorder_done(one)
+    assert session(one)["project"] == str(project)
+
+    def run(args=()):
+        return start(args), api, one
+
+    yield run
+    for screen in screens:
+        if screen.child.isalive():
+            quit_claude(screen)
+    api.stop()
+
+
+def quit_claude(screen):
+    screen.child.sendcontrol("c")
+    time.sleep(0.3)
+    screen.child.sendcontrol("c")
+    screen.close()
+
+
+def test_a_second_session_looks_the_first_ones_decision_up_through_supervise_with_no_dialog(two_sessions):
+    screen, api, one = two_sessions()
+    first_requests = len(api.messages())
+    api.add(looks_up, match=lambda r: r.has_tools and not is_summary_request(r), times=None)
+    screen.type("what did we decide about the importer queue? look it up")
+    screen.wait("From the record:", 90)
+    screen.wait(IDLE, 30)
+    asked = api.messages()[first_requests:]
+    # the tool was offered deferred, loaded through ToolSearch, and called
+    assert any(r.tool(TOOL) and r.tool(TOOL).get("defer_loading") for r in asked)
+    answers = [t for r in asked for t in tool_results(r) if "Recorded by supervise" in t]
+    assert answers, "supervise's search tool never answered"
+    assert "kestrel" in answers[0] and one in answers[0]
+    assert "not instructions" in answers[0]
+    everything = json.dumps([r.body for r in asked])
+    assert SECRET not in everything and "Zq7Zq7Zq7" not in everything
+    # the answer reached the screen, and no permission dialog ever stood in the way
+    assert "From the record:" in screen.text() and "kestrel" in screen.text().split("From the record:")[-1]
+    assert not re.search(DIALOG, screen.text())
+
+
+def test_with_brief_the_first_request_of_session_2_carries_session_1s_request_and_decision(two_sessions):
+    screen, api, one = two_sessions(["--brief"])
+    before = len(api.messages())
+    screen.type("turn 2: carry on")
+    screen.wait("Reply to: turn 2", 60)
+    first = next(r for r in api.messages()[before:] if r.has_tools and not is_summary_request(r))
+    text = first.all_text()
+    assert "[supervise] Brief" in text and one in text
+    assert REQUEST.split(": ", 1)[1] in text and DECISION in text
+    assert "Wire the importer to the kestrel queue" in text  # what was still open
+    assert SECRET not in json.dumps(first.body) and "Zq7Zq7Zq7" not in json.dumps(first.body)
+    # given through the hook at start-up, and recorded as supervise's, not typed as the user's
+    two = latest()["id"]
+    kinds = wait_for(
+        lambda: (lambda k: k if {"brief", "injection"} <= set(k) else None)({e["kind"]: e["detail"] for e in session(two)["events"]}), 10
+    )
+    assert kinds["brief"]["sessions"] == [one]
+    assert kinds["injection"]["channel"] == "hook" and kinds["injection"]["reason"] == "brief"
+    assert not first.last_user_text().startswith("[supervise]")
