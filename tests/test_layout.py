@@ -18,7 +18,8 @@ LAYERS = [
     {"store", "terminal", "detection"},
     {"recording", "giveback", "status"},
     {"contexts"},
-    {"agent", "memory"},
+    {"memory"},
+    {"agent"},
     {"run", "doctor"},
     {"cli"},
 ]

@@ -13,8 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import config
+from .. import config, project
 from ..errors import SuperviseError
+from ..memory.mcpserver import Memory
 from ..store.database import ACTIVE, Store, supervisor_alive
 from . import RESUME_FLAG, sandbox as sandboxes, tools
 from .budget import TRIGGER
@@ -106,6 +107,7 @@ def main(argv: list[str]) -> int:
             compact_at=args.compact_at,
             summary_model=args.summary_model,
             keep_last=args.keep_last,
+            memory=Memory(store.path, project.root(workspace), session_id) if settings.memory.mcp else None,
         )
         task = " ".join(t for t in args.task if t != "--").strip()
         if args.once:

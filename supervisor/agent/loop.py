@@ -27,7 +27,8 @@ from .sandbox import Sandbox
 SYSTEM = (
     "You are a coding agent. The user's project is at /workspace, inside a Linux container that is "
     "yours: run commands there with execute_command, and read, write and list files with the file "
-    "tools (paths are relative to /workspace). Work step by step, check what you did, and when the "
+    "tools (paths are relative to /workspace); what earlier sessions in the project did is found "
+    "with the supervise_ tools. Work step by step, check what you did, and when the "
     "task is done, answer with a short summary and no tool call."
 )
 SHOWN_LINES = 3  # lines of a tool's result shown under its call
@@ -54,6 +55,7 @@ class Agent:
         summary_model: str | None = None,
         layers: tuple[str, ...] = ("mask", "summary"),
         keep_last: int = KEEP_LAST,
+        memory=None,
     ):
         self.conversation = conversation
         self.model = model
@@ -66,9 +68,11 @@ class Agent:
         self.timeout = timeout
         self.context_limit = context_limit
         reserve = min(getattr(model, "max_tokens", 8192), context_limit // 4)  # a call's output, at most
-        self.budget = Budget(context_limit, reserve, overhead(SYSTEM, tools.TOOLS), compact_at) if compaction == "auto" else None
+        self.memory = memory  # earlier sessions, looked up by the memory tools (memory.mcpserver.Memory), if given
+        self.tools = tools.TOOLS + (tools.MEMORY_TOOLS if memory is not None else [])
+        self.budget = Budget(context_limit, reserve, overhead(SYSTEM, self.tools), compact_at) if compaction == "auto" else None
         if self.budget is None:  # /compact still works with automatic compaction off
-            self._manual_budget = Budget(context_limit, reserve, overhead(SYSTEM, tools.TOOLS), compact_at)
+            self._manual_budget = Budget(context_limit, reserve, overhead(SYSTEM, self.tools), compact_at)
         self.summary_model = summary_model
         self.layers = set(layers)  # both, unless a benchmark compares them
         self.keep_last = keep_last
@@ -155,7 +159,7 @@ class Agent:
     def _ask_model(self) -> Step:
         self.state = "streaming"
         try:
-            return self.model.step(SYSTEM, tools.TOOLS, self.conversation.for_api(), self.write)
+            return self.model.step(SYSTEM, self.tools, self.conversation.for_api(), self.write)
         finally:
             self.state = "idle"
 
@@ -185,7 +189,7 @@ class Agent:
                 (tools.cap(whole, 2 * tools.OUTPUT_CAP), False) if whole is not None else ("no pruned output has that handle", True)
             )
         else:
-            text, is_error = tools.run(self.sandbox, self.workspace, call["name"], args, self.timeout)
+            text, is_error = tools.run(self.sandbox, self.workspace, call["name"], args, self.timeout, self.memory)
         lines = [line for line in text.splitlines() if line.strip()]
         for line in lines[:SHOWN_LINES]:
             self.write(f"  ⎿ {line[:200]}\n")

@@ -14,6 +14,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..memory import tooldefs
 from .sandbox import WORKDIR, Sandbox
 
 OUTPUT_CAP = 10_000  # characters of a tool's output the model sees
@@ -69,6 +70,11 @@ TOOLS: list[dict[str, Any]] = [
         "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
     },
 ]
+
+
+# supervise's memory tools (the MCP server's, run in-process), named as MCP clients prefix a server's
+MEMORY_PREFIX = "supervise_"
+MEMORY_TOOLS: list[dict[str, Any]] = [{"name": MEMORY_PREFIX + name, **spec} for name, spec in tooldefs.TOOLS.items()]
 
 
 class ToolError(Exception):
@@ -163,9 +169,13 @@ def execute_command(sandbox: Sandbox, command: str, timeout: float) -> tuple[str
     return cap(result.output) + f"\n[exit code {result.exit_code}]", result.exit_code != 0
 
 
-def run(sandbox: Sandbox, workspace: Path, name: str, args: dict, timeout: float = DEFAULT_TIMEOUT) -> tuple[str, bool]:
-    """Run one tool call: (result text, is_error). Never raises for the model's mistakes."""
+def run(sandbox: Sandbox, workspace: Path, name: str, args: dict, timeout: float = DEFAULT_TIMEOUT, memory=None) -> tuple[str, bool]:
+    """Run one tool call: (result text, is_error). Never raises for the model's mistakes.
+    `memory`: what the memory tools look things up in (memory.mcpserver.Memory), if given."""
     try:
+        if memory is not None and name.startswith(MEMORY_PREFIX) and name[len(MEMORY_PREFIX) :] in tooldefs.TOOLS:
+            text = tooldefs.call(memory, name[len(MEMORY_PREFIX) :], args)
+            return text, text.startswith("supervise: ")
         if name == "execute_command":
             return execute_command(sandbox, str(args.get("command", "")), float(args.get("timeout") or timeout))
         if name == "read_file":
@@ -174,7 +184,8 @@ def run(sandbox: Sandbox, workspace: Path, name: str, args: dict, timeout: float
             return write_file(workspace, str(args.get("path", "")), str(args.get("content", ""))), False
         if name == "list_directory":
             return list_directory(workspace, str(args.get("path") or ".")), False
-        return f"unknown tool {name!r}; the tools are: {', '.join(t['name'] for t in TOOLS)}", True
+        known = TOOLS + (MEMORY_TOOLS if memory is not None else [])
+        return f"unknown tool {name!r}; the tools are: {', '.join(t['name'] for t in known)}", True
     except ToolError as exc:
         return str(exc), True
     except (TypeError, ValueError) as exc:

@@ -15,7 +15,7 @@ from pathlib import Path
 from .. import paths
 from ..errors import SuperviseError
 from ..store.database import Store
-from . import answers, query, search as searching
+from . import answers, query, search as searching, tooldefs
 from .launch import NAME
 
 DEADLINE = 2.0  # seconds a call may take
@@ -88,47 +88,36 @@ class Memory:
 
 
 def server(memory: Memory):
-    """The MCP server (the SDK's), its tools carried by `memory`."""
+    """The MCP server (the SDK's), its tools (tooldefs.py) carried by `memory`."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
     from mcp.types import ToolAnnotations
 
     from .. import __version__
 
-    def search(query: str, agent: str = "", since: str = "", all_projects: bool = False, limit: int = 8) -> str:
-        return memory.search(query, agent or None, since or None, all_projects, limit)
+    def search(query: str, agent: str = "", since: str = "", all_projects: bool = False, limit: int = tooldefs.DEFAULT_LIMIT) -> str:
+        return tooldefs.call(
+            memory, "search", {"query": query, "agent": agent, "since": since, "all_projects": all_projects, "limit": limit}
+        )
 
     def session(id: str) -> str:
-        return memory.session(id)
+        return tooldefs.call(memory, "session", {"id": id})
 
-    def excerpt(id: str, around: int = -1, lines: int = answers.EXCERPT_LINES) -> str:
-        return memory.excerpt(id, around if around >= 0 else None, lines)
+    def excerpt(id: str, around: int = -1, lines: int = 0) -> str:
+        return tooldefs.call(memory, "excerpt", {"id": id, "around": around, "lines": lines})
 
     def brief(project: str = "") -> str:
-        return memory.brief(project or None)
+        return tooldefs.call(memory, "brief", {"project": project})
 
-    described: dict[Callable[..., str], str] = {
-        search: "Full-text search of past agent sessions (logs, user requests, contexts) in this project; since: 7d or a date.",
-        session: "One session by id: the user's requests, latest context, outcome, timeline.",
-        excerpt: "The text log around a hit id from search.",
-        brief: "What the project's last sessions knew: requests, decisions, open work, errors.",
-    }
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     tools = []
-    for fn, description in described.items():
+    for fn in (search, session, excerpt, brief):
+        spec = tooldefs.TOOLS[fn.__name__]
         # plain text answers: an output schema would double every answer's tokens
-        tool = Tool.from_function(fn, description=description, annotations=read_only, structured_output=False)
-        tool.parameters = _untitled(tool.parameters)  # pydantic's titles repeat the names: tokens in every request
+        tool = Tool.from_function(fn, description=spec["description"], annotations=read_only, structured_output=False)
+        tool.parameters = spec["input_schema"]  # ours, as the own agent has it: pydantic's adds a title to every field
         tools.append(tool)
     return MCPServer(NAME, version=__version__, instructions=INSTRUCTIONS, log_level="ERROR", tools=tools)
-
-
-def _untitled(schema):
-    if isinstance(schema, dict):
-        return {k: _untitled(v) for k, v in schema.items() if k != "title"}
-    if isinstance(schema, list):
-        return [_untitled(v) for v in schema]
-    return schema
 
 
 def serve(project: str | None, session_id: str | None = None) -> None:

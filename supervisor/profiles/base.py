@@ -80,9 +80,10 @@ class Profile:
         to be given as it starts (a resumed session's context, a brief)."""
         return Hooked(argv)
 
-    def with_mcp(self, argv: list[str], folder: Path, server: McpServer) -> Hooked | None:
-        """The command line, environment and files that give it `server` for this run only,
-        its tools allowed without a dialog; None when it cannot be given one (`mcp_note`)."""
+    def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
+        """The command line, environment and files that give it `server` for this run only
+        (`env`: the agent's environment as it is), its tools allowed without a dialog; None
+        when it cannot be given one (`mcp_note`)."""
         return None
 
     def mcp_add(self, server: McpServer) -> list[str] | None:

@@ -1,6 +1,60 @@
 """OpenCode (npm opencode-ai): read off its screen and given its context by typing; its
-pattern file says the rest."""
+pattern file says the rest. supervise's MCP server is given for one run in
+OPENCODE_CONFIG_CONTENT, which OpenCode merges over the user's own config files (a value
+the user set already is merged with, not replaced); its tools are named `supervise_*`."""
 
-from .base import Profile
+from __future__ import annotations
 
-PROFILE = Profile("opencode")
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from .base import Hooked, McpServer, Profile
+
+CONFIG_ENV = "OPENCODE_CONFIG_CONTENT"
+# JSON with comments, as OpenCode reads its config: strings kept whole, comments and trailing commas dropped.
+_COMMENTS = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.S)
+_TRAILING = re.compile(r'("(?:\\.|[^"\\])*")|,(?=\s*[}\]])')
+
+
+def jsonc(text: str) -> object:
+    kept = lambda m: m.group(1) or ""  # noqa: E731
+    return json.loads(_TRAILING.sub(kept, _COMMENTS.sub(kept, text)))
+
+
+def merged(mine: Mapping, theirs: Mapping) -> dict:
+    """`theirs` with `mine` laid over it, table by table."""
+    out = dict(theirs)
+    for key, value in mine.items():
+        out[key] = merged(value, out[key]) if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) else value
+    return out
+
+
+def mcp_config(server: McpServer) -> dict:
+    entry = {"type": "local", "command": [server.command, *server.args], "environment": server.env, "enabled": True}
+    # read-only lookups never stop at a prompt, even where the user has every tool ask
+    return {"mcp": {server.name: entry}, "permission": {f"{server.name}_*": "allow"}}
+
+
+class OpenCode(Profile):
+    mcp_note = None
+
+    def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
+        theirs: object = {}
+        if env.get(CONFIG_ENV):
+            try:
+                theirs = jsonc(env[CONFIG_ENV])
+            except ValueError:
+                return None  # theirs stays as it is, and OpenCode says what is wrong with it
+        if not isinstance(theirs, dict):
+            return None
+        if isinstance(theirs.get("permission"), str):  # "ask": every tool, as OpenCode reads it
+            theirs["permission"] = {"*": theirs["permission"]}
+        return Hooked(argv, {CONFIG_ENV: json.dumps(merged(mcp_config(server), theirs))})
+
+    def mcp_add(self, server: McpServer) -> list[str] | None:
+        return None  # `opencode mcp add` only asks its questions on a terminal
+
+
+PROFILE = OpenCode("opencode")

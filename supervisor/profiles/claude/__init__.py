@@ -92,7 +92,7 @@ class ClaudeCode(Profile):
     quiet_env = summary.QUIET_ENV
     mcp_note = None
 
-    def with_mcp(self, argv: list[str], folder: Path, server: McpServer) -> Hooked:
+    def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked:
         path = folder / MCP_FILE
         # `--flag=value`: both flags take several values, and a spaced one would take the
         # user's prompt after it as one more.
