@@ -7,6 +7,7 @@ from .base import Profile
 class Aider(Profile):
     version_timeout = 15.0  # it imports a lot before it prints its version
     quiet_env = {"AIDER_CHECK_UPDATE": "false"}
+    mcp_note = "it has no MCP client"
 
 
 PROFILE = Aider("aider")
