@@ -33,6 +33,16 @@ def claude_bin() -> str:
     return str(path)
 
 
+NEWEST = ROOT / "tests" / "agents" / "newest" / "node_modules"
+
+
+def claude_newest_bin() -> str:
+    """Claude Code's newest release (tests/agents/newest), beside the pinned one."""
+    path = NEWEST / ".bin" / "claude"
+    require(path.exists(), f"Claude Code's newest release is not installed (run: npm install --prefix {NEWEST.parent})")
+    return str(path)
+
+
 def claude_env(home: Path, project: Path, api_url: str) -> dict:
     """A HOME where Claude Code is onboarded and trusts `project`, talking to `api_url`."""
     home.mkdir(parents=True, exist_ok=True)

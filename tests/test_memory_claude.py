@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env
+from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env, claude_newest_bin
 from fakeapi import FakeAnthropic
 from helpers import latest, recorder_done, session, wait_for
 
@@ -65,11 +65,12 @@ def looks_up(r):
     return {"tool_use": {"name": "ToolSearch", "input": {"query": f"select:{TOOL}"}}}
 
 
-@pytest.fixture
-def two_sessions(tmp_path, home):
-    """run(supervise_args) -> (screen, api) for a session of the real Claude Code in one project,
-    after session 1 (a decision and a secret in it) has ended with its context made."""
-    claude_bin()
+@pytest.fixture(params=["pinned", "newest"])
+def two_sessions(request, tmp_path, home):
+    """run(supervise_args) -> (screen, api) for a session of the real Claude Code (the pinned
+    release, and the newest) in one project, after session 1 (a decision and a secret in it)
+    has ended with its context made."""
+    claude = claude_bin() if request.param == "pinned" else claude_newest_bin()
     project = tmp_path / "work"
     project.mkdir()
     api = FakeAnthropic().start()
@@ -78,8 +79,8 @@ def two_sessions(tmp_path, home):
     api.add({"text": f"Decided. {DECISION}."}, match=lambda r: r.has_tools and r.last_user_text().endswith(REQUEST))
     screens = []
 
-    def start(args=()):
-        screen = Screen([*args, "--", claude_bin(), "--model", CLAUDE_MODEL], env, project)
+    def start(args=(), model=CLAUDE_MODEL):
+        screen = Screen([*args, "--", claude, "--model", model], env, project)
         screens.append(screen)
         screen.wait(IDLE, 60)
         return screen
@@ -96,8 +97,8 @@ def two_sessions(tmp_path, home):
     recorder_done(one)
     assert session(one)["project"] == str(project)
 
-    def run(args=()):
-        return start(args), api, one
+    def run(args=(), model=CLAUDE_MODEL):
+        return start(args, model), api, one
 
     yield run
     for screen in screens:
@@ -113,8 +114,28 @@ def quit_claude(screen):
     screen.close()
 
 
-def test_a_second_session_looks_the_first_ones_decision_up_through_supervise_with_no_dialog(two_sessions):
-    screen, api, one = two_sessions()
+AUTO = r"auto mode on"
+# A model Claude Code offers auto mode with (it says "auto mode unavailable for this model" of
+# CLAUDE_MODEL), and marks as retiring on no date.
+AUTO_MODEL = "claude-sonnet-4-6"
+SHIFT_TAB = "\x1b[Z"
+
+
+def into_auto_mode(screen):
+    """Shift+Tab through Claude Code's permission modes until auto mode is on."""
+    for _ in range(6):
+        if re.search(AUTO, screen.text().split("────")[-1]):
+            return
+        screen.child.send(SHIFT_TAB)
+        screen.pump(0.5)
+    screen.wait(AUTO, 5)
+
+
+@pytest.mark.parametrize("mode", ["default", "auto"])
+def test_a_second_session_looks_the_first_ones_decision_up_through_supervise_with_no_dialog(two_sessions, mode):
+    screen, api, one = two_sessions(model=AUTO_MODEL if mode == "auto" else CLAUDE_MODEL)
+    if mode == "auto":
+        into_auto_mode(screen)
     first_requests = len(api.messages())
     api.add(looks_up, match=lambda r: r.has_tools and not is_summary_request(r), times=None)
     screen.type("what did we decide about the importer queue? look it up")
