@@ -8,7 +8,7 @@ import pytest
 
 import pexpect
 
-from conftest import SANDBOX_IMAGE as IMAGE, SUPERVISE
+from conftest import SANDBOX_IMAGE as IMAGE, SUPERVISE, run_cli
 from fakeapi import FakeAnthropic
 from helpers import latest, session
 from supervisor.errors import SuperviseError
@@ -369,3 +369,22 @@ def test_ctrl_c_during_a_compaction_leaves_the_database_as_it_was(docker_client,
     db = Store.open_default().db
     assert not db.execute("select count(*) from messages where session_id = ? and (compacted = 1 or role = 'summary')", [sid]).fetchone()[0]
     assert not db.execute("select count(*) from events where session_id = ? and kind = 'agent_compaction'", [sid]).fetchone()[0]
+
+
+def test_the_agent_looks_up_an_earlier_session_of_its_project_with_supervises_memory_tools(docker_client, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    run_cli("--", "sh", "-c", "echo 'we decided on the kestrel queue for the importer'", cwd=ws, check=True)
+    earlier = latest()["id"]
+    with FakeAnthropic() as api:
+        api.add({"tool_use": tool("supervise_search", query="importer queue")})
+        api.add({"text": "You decided on kestrel."})
+        code, out = run_agent(ws, api, "-p", "what did we decide about the queue?")
+        requests = agent_requests(api)
+    assert code == 0, out
+    assert {"supervise_search", "supervise_session", "supervise_excerpt", "supervise_brief"} <= {
+        t["name"] for t in requests[0].body["tools"]
+    }
+    result = requests[1].body["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and not result.get("is_error")
+    assert "Recorded by supervise" in result["content"] and "kestrel queue" in result["content"] and earlier in result["content"]

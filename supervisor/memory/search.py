@@ -149,16 +149,21 @@ def _bytes_before(marked: str, at: int) -> int:
 
 
 def reindex(store: Store, report=None) -> tuple[int, int]:
-    """The search index made again from every session's text log and every context: for an
-    index lost or damaged (the logs are the record; the index is made from them). Returns
-    (sessions, chunks)."""
+    """The search index made again from every ended session's text log and every context:
+    for an index lost or damaged (the logs are the record; the index is made from them).
+    Returns (sessions, chunks)."""
     conn = store.conn
+    store.mark_dead_sessions()
+    # a running session's own recorder indexes its log, from wherever the index has it
+    ended = "select id from sessions where status != 'active'"
     with conn:
-        conn.execute("delete from log_chunks")
+        conn.execute(f"delete from log_chunks where session_id in ({ended})")
         conn.execute("insert into log_chunks_fts(log_chunks_fts) values ('rebuild')")
         conn.execute("insert into contexts_fts(contexts_fts) values ('rebuild')")
     sessions = chunks = 0
-    for sid, log_path in conn.execute("select id, log_path from sessions where log_path is not null order by started").fetchall():
+    for sid, log_path in conn.execute(
+        f"select id, log_path from sessions where log_path is not null and id in ({ended}) order by started"
+    ).fetchall():
         if not Path(log_path).exists():
             continue
         chunks += logindex.index_new(store, sid, Path(log_path))
