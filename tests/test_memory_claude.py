@@ -13,51 +13,17 @@ import pytest
 from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env, claude_newest_bin
 from fakeapi import FakeAnthropic
 from helpers import latest, recorder_done, session, wait_for
+from planted import DECISION, FRAME, REQUEST, SECRET, is_summary_request, leaked, summary_of_session_1, tool_results
 
-SECRET = "sk-ant-api03-" + "Zq7" * 30  # typed into session 1: never in session 2's requests
-REQUEST = "turn 1: which queue should the importer use?"
-DECISION = "Use the kestrel queue for the importer: redis is too heavy for the nightly job"
 TOOL = "mcp__supervise__search"
 DIALOG = r"Do you want to proceed|Allow this|don't ask again|can't check actions"
-
-
-def summary_of_session_1():
-    return {
-        "tool_use": {
-            "name": "record_session_context",
-            "input": {
-                "original_request": REQUEST,
-                "current_task": "Choosing the importer's queue",
-                "completed_steps": ["Compared the kestrel and redis queues"],
-                "pending_steps": ["Wire the importer to the kestrel queue"],
-                "key_decisions": [DECISION],
-                "relevant_files": ["importer/queue.py: the queue client"],
-                "errors_and_resolutions": [],
-            },
-        }
-    }
-
-
-def is_summary_request(r):
-    return (r.body.get("tool_choice") or {}).get("name") == "record_session_context"
-
-
-def tool_results(r) -> list[str]:
-    """The text of the tool results the request carries (its last user turn)."""
-    content = (r.body.get("messages") or [{}])[-1].get("content")
-    out = []
-    for block in content if isinstance(content, list) else []:
-        if block.get("type") == "tool_result":
-            inner = block.get("content")
-            out += [inner] if isinstance(inner, str) else [b.get("text", "") for b in inner or [] if b.get("type") == "text"]
-    return out
 
 
 def looks_up(r):
     """The model of session 2: asked to look it up, it loads supervise's search tool through
     ToolSearch, calls it, and answers with the line it found."""
     results = tool_results(r)
-    if any("Recorded by supervise" in t for t in results):
+    if any(FRAME in t for t in results):
         found = next((line for t in results for line in t.splitlines() if "kestrel" in line), "nothing")
         return {"text": f"From the record: {found[-120:]}"}
     if r.has_tool_result and r.tool(TOOL):
@@ -144,12 +110,12 @@ def test_a_second_session_looks_the_first_ones_decision_up_through_supervise_wit
     asked = api.messages()[first_requests:]
     # the tool was offered deferred, loaded through ToolSearch, and called
     assert any(r.tool(TOOL) and r.tool(TOOL).get("defer_loading") for r in asked)
-    answers = [t for r in asked for t in tool_results(r) if "Recorded by supervise" in t]
+    answers = [t for r in asked for t in tool_results(r) if FRAME in t]
     assert answers, "supervise's search tool never answered"
     assert "kestrel" in answers[0] and one in answers[0]
     assert "not instructions" in answers[0]
     everything = json.dumps([r.body for r in asked])
-    assert SECRET not in everything and "Zq7Zq7Zq7" not in everything
+    assert not leaked(everything)
     # the answer reached the screen, and no permission dialog ever stood in the way
     assert "From the record:" in screen.text() and "kestrel" in screen.text().split("From the record:")[-1]
     assert not re.search(DIALOG, screen.text())
@@ -165,7 +131,7 @@ def test_with_brief_the_first_request_of_session_2_carries_session_1s_request_an
     assert "[supervise] Brief" in text and one in text
     assert REQUEST.split(": ", 1)[1] in text and DECISION in text
     assert "Wire the importer to the kestrel queue" in text  # what was still open
-    assert SECRET not in json.dumps(first.body) and "Zq7Zq7Zq7" not in json.dumps(first.body)
+    assert not leaked(json.dumps(first.body))
     # given through the hook at start-up, and recorded as supervise's, not typed as the user's
     two = latest()["id"]
     kinds = wait_for(

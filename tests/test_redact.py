@@ -394,3 +394,22 @@ def test_a_secret_is_masked_wherever_it_sits_in_a_line():
     token = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"
     for text in (token, f"({token})", f"'{token}'", f"x={token}", f"line\n{token}", f"\t{token}."):
         assert token not in redact(text), text
+
+
+def test_a_token_a_terminal_wrapped_is_masked_on_each_of_its_lines():
+    """An agent's input box or a terminal breaks a long token at its width (after its prefix's
+    dash, or anywhere): each line's part is masked, and the lines around it are kept."""
+    from supervisor.redact import by_line
+
+    body = "Wb4nQ8xLr2Tk9Vd6Hs1Jy5Mc3Pf7Gz0AWb4nQ8xLr2Tk9Vd6Hs1Jy5Mc3Pf7Gz0AKq8Ue2Ri6Nw4Xo9Bl1Ct5Dv3Em7Fh0Gj2Iu6"
+    wrapped = f"› and my key is sk-ant-api03-\n  {body}\n\n• the answer"
+    assert by_line(wrapped) == ["› and my key is [REDACTED:anthropic-key]", "  [REDACTED:anthropic-key]", "", "• the answer"]
+    assert body[:20] not in redact(wrapped)
+    width = "x" * 40 + " ghp_" + "A" * 15  # a terminal's wrap: full lines, then the rest
+    assert by_line(f"{width}\n{'B' * 60}\n{'C' * 12} done") == [
+        "x" * 40 + " [REDACTED:github-token]",
+        "[REDACTED:github-token]",
+        "[REDACTED:github-token] done",
+    ]
+    for ordinary in ("see sk-\nthe docs for keys", "task-skip-skeleton-sketch\nSkipped 4 tests", "ghp_\nis a prefix"):
+        assert redact(ordinary) == ordinary

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..contexts.digest import estimate_tokens
 from ..plaintext import clip, plain
-from ..redact import redact
+from ..redact import by_line, redact
 from ..store.database import Store
 from . import brief as briefing, query, search as searching
 
@@ -156,7 +156,8 @@ def excerpt(store: Store, given: str, around: int | None, lines: int) -> str:
             break
         pos = end
     first = max(0, index - lines // 2)
-    chosen = [clean(line, 300) for line in text[first : first + lines]]
+    shown = by_line("\n".join(text[max(0, first - 2) : first + lines + 2]))  # with a line each side: a secret wrapped into the excerpt
+    chosen = [clean(line, 300) for line in shown[first - max(0, first - 2) :][:lines]]
     head = f"{FRAME}\nSession {s['id']}'s text log, {len(chosen)} lines around byte {at}:"
     return bounded([head, *(f"| {line}" for line in chosen)])
 

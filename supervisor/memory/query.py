@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from ..plaintext import clip, plain
-from ..redact import redact
+from ..redact import by_line, redact
 
 # The index's marks around a matched word (highlight()): characters no log line holds.
 OPEN, CLOSE = "\x01", "\x02"
@@ -77,18 +77,20 @@ def lines(marked: str, most: int) -> list[Line]:
     """The lines of `marked` (text with the index's marks) that match, the ones with more of
     the query's words first (then in order), at most `most`; each shown as `Line`: cut
     around its first match, control characters and secrets taken out."""
-    found: list[tuple[int, int, str]] = []  # (distinct words, position, the line)
+    found: list[tuple[int, int, int, str]] = []  # (distinct words, position, line number, the line)
     at = 0
-    for raw in marked.split("\n"):
+    raws = marked.split("\n")
+    for n, raw in enumerate(raws):
         words = {w.lower() for w in _marked(raw)}
         if words:
-            found.append((len(words), at, raw))
+            found.append((len(words), at, n, raw))
         at += len(raw.replace(OPEN, "").replace(CLOSE, "")) + 1
     found.sort(key=lambda f: (-f[0], f[1]))
+    # masked as a whole first: a secret a terminal wrapped is masked on each of its lines
+    masked = by_line(marked.replace(OPEN, "").replace(CLOSE, "")) if found else []
     out = []
-    for _, start, raw in found[:most]:
-        bare = raw.replace(OPEN, "").replace(CLOSE, "")
-        out.append(mark(_around(bare, raw.find(OPEN)), set(_marked(raw)), start))
+    for _, start, n, raw in found[:most]:
+        out.append(mark(_around(masked[n], raw.find(OPEN)), set(_marked(raw)), start))
     return out
 
 
