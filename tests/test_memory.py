@@ -304,3 +304,22 @@ def test_memory_settings_are_checked_like_every_other(tmp_path):
     out = run_cli("--", "true", env={**os.environ, "SUPERVISE_MCP": "maybe"})
     assert out.returncode == 2 and "SUPERVISE_MCP must be true or false" in out.stderr
     assert run_cli("--no-mcp", "--brief", "--", "true").returncode == 0
+
+
+def test_a_word_in_most_chunks_is_ranked_among_its_newest_matches_and_a_project_still_finds_its_own(tmp_path, monkeypatch):
+    from supervisor.memory import search as searching
+    from supervisor.recording import logindex
+
+    store = Store(tmp_path / "s.db")
+    for i in range(8):
+        sid, log = f"w{i}aaaa", tmp_path / f"w{i}.log"
+        said = "cache cache cache cache" if i == 0 else "cache"  # the oldest session says it most
+        log.write_text(f"{said} in session {i}\n" + "".join(f"line {n} of other words\n" + "x" * 200 + "\n" for n in range(200)))
+        store.create_session(sid, command="sh", argv=["sh"], cwd=f"/p{i % 2}", project=f"/p{i % 2}", started=f"2026-11-0{i + 1}T10:00:00")
+        logindex.index_new(store, sid, log)
+    assert searching.search(store, "cache", limit=1)[0].session_id == "w0aaaa"  # ranked among all its matches
+    monkeypatch.setattr(searching, "RANKED", 5)  # fewer than its 8 matches: the newest 5 are ranked
+    assert searching.search(store, "cache", limit=1)[0].session_id in {f"w{i}aaaa" for i in range(3, 8)}
+    # too few of the newest are the project's: all of its own matches are ranked
+    own = searching.search(store, "cache", searching.Scope(project="/p0"), limit=1)
+    assert own[0].session_id == "w0aaaa"

@@ -22,6 +22,7 @@ LIMIT = 10
 OVERFETCH = 4
 # Two scores this close are equals (the newer session first).
 RANK_STEP = 0.05
+RANKED = 20_000  # the most matching chunks a query ranks, when it has more (the newest)
 LINES_PER_CHUNK = 3  # matching lines shown from one chunk of a log (the others: `excerpt`)
 
 
@@ -80,12 +81,7 @@ def _search(store: Store, expression: str, scope: Scope, limit: int) -> list[Hit
     params = {**params, "q": expression, "n": limit * OVERFETCH}
     conn = store.conn
     found: list[tuple[float, str, str, int, dict]] = []  # (rank, when, source, key, session)
-    logs = conn.execute(
-        "select c.id, f.rank, s.id, s.agent, s.project, s.branch, s.started from log_chunks_fts f"
-        " join log_chunks c on c.id = f.rowid join sessions s on s.id = c.session_id"
-        f" where log_chunks_fts match :q{where} order by f.rank limit :n",
-        params,
-    ).fetchall()
+    logs = _logs(conn, where, params)
     contexts = conn.execute(
         "select c.id, f.rank, s.id, s.agent, s.project, s.branch, c.created from contexts_fts f"
         " join contexts c on c.id = f.rowid join sessions s on s.id = c.session_id"
@@ -108,6 +104,26 @@ def _search(store: Store, expression: str, scope: Scope, limit: int) -> list[Hit
             if len(hits) == limit:
                 return hits
     return hits
+
+
+def _logs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple]:
+    """The best chunks of the logs. Ranking costs as much as the words' matches: a word in
+    nearly every chunk is ranked among its newest RANKED matches only (their rowids are the
+    newest, so a range), unless that leaves fewer than were asked for."""
+    ranked = (
+        "select c.id, f.rank, s.id, s.agent, s.project, s.branch, s.started from log_chunks_fts f"
+        " join log_chunks c on c.id = f.rowid join sessions s on s.id = c.session_id"
+        f" where log_chunks_fts match :q{where}{{floor}} order by f.rank limit :n"
+    )
+    floor = conn.execute(
+        "select rowid from log_chunks_fts where log_chunks_fts match :q order by rowid desc limit 1 offset :cap",
+        {"q": params["q"], "cap": RANKED},
+    ).fetchone()
+    if floor is not None:
+        rows = conn.execute(ranked.format(floor=" and f.rowid > :floor"), {**params, "floor": floor[0]}).fetchall()
+        if len(rows) >= params["n"]:
+            return rows
+    return conn.execute(ranked.format(floor=""), params).fetchall()
 
 
 def _negated(when: str) -> tuple[int, ...]:
