@@ -11,7 +11,7 @@ match; when nothing has all of them, any of them will do (bm25 ranks hits with m
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 from ..plaintext import clip, plain
@@ -71,6 +71,7 @@ class Line:
     text: str  # one line, plain, secrets masked
     marks: tuple[tuple[int, int], ...]  # the matched words in it (start, end)
     at: int  # where it starts in the marked text (characters, markers not counted)
+    terms: int = 0  # how many of the query's words it holds (the index matched them in its chunk, maybe lines apart)
 
 
 def lines(marked: str, most: int) -> list[Line]:
@@ -89,8 +90,8 @@ def lines(marked: str, most: int) -> list[Line]:
     # masked as a whole first: a secret a terminal wrapped is masked on each of its lines
     masked = by_line(marked.replace(OPEN, "").replace(CLOSE, "")) if found else []
     out = []
-    for _, start, n, raw in found[:most]:
-        out.append(mark(_around(masked[n], raw.find(OPEN)), set(_marked(raw)), start))
+    for terms, start, n, raw in found[:most]:
+        out.append(replace(mark(_around(masked[n], raw.find(OPEN)), set(_marked(raw)), start), terms=terms))
     return out
 
 

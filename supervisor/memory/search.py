@@ -23,7 +23,8 @@ OVERFETCH = 4
 # Two scores this close are equals (the newer session first).
 RANK_STEP = 0.05
 RANKED = 20_000  # the most matching chunks a query ranks, when it has more (the newest)
-LINES_PER_CHUNK = 3  # matching lines shown from one chunk of a log (the others: `excerpt`)
+LINES_PER_CHUNK = 3
+RERANKED = 10  # the fewest chunks whose lines are ranked by the words they hold  # matching lines shown from one chunk of a log (the others: `excerpt`)
 
 
 @dataclass(frozen=True)
@@ -93,17 +94,18 @@ def _search(store: Store, expression: str, scope: Scope, limit: int) -> list[Hit
             found.append((rank, when or "", source, key, {"session_id": sid, "agent": agent, "project": proj, "branch": branch}))
     # bm25 is negative, lower better; equals (to a step) newest first
     found.sort(key=lambda f: (round(f[0] / RANK_STEP), _negated(f[1])))
+    # a line that holds more of the words first (the index matched them in a chunk, maybe
+    # lines apart), among the best chunks: each one's lines cost a query
+    best = found[: max(limit, RERANKED)]
+    candidates = [hit for rank, when, source, key, session in best for hit in _hits(conn, expression, source, key, rank, when, session)]
+    candidates.sort(key=lambda hit: -hit.line.terms)
     hits: list[Hit] = []
     seen: set[tuple[str, str]] = set()
-    for rank, when, source, key, session in found:
-        for hit in _hits(conn, expression, source, key, rank, when, session):
-            if (hit.session_id, hit.line.text) in seen:
-                continue
+    for hit in candidates:
+        if (hit.session_id, hit.line.text) not in seen:
             seen.add((hit.session_id, hit.line.text))
             hits.append(hit)
-            if len(hits) == limit:
-                return hits
-    return hits
+    return hits[:limit]
 
 
 def _logs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple]:
