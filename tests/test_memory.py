@@ -323,3 +323,15 @@ def test_a_word_in_most_chunks_is_ranked_among_its_newest_matches_and_a_project_
     # too few of the newest are the project's: all of its own matches are ranked
     own = searching.search(store, "cache", searching.Scope(project="/p0"), limit=1)
     assert own[0].session_id == "w0aaaa"
+
+
+def test_mcp_at_a_terminal_is_one_line_and_ctrl_c_ends_it_quietly(tmp_path):
+    import pexpect
+
+    at_terminal = pexpect.spawn(SUPERVISE[0], [*SUPERVISE[1:], "mcp"], cwd=str(tmp_path), encoding="utf-8", timeout=20)
+    said = at_terminal.read()
+    at_terminal.close()
+    assert at_terminal.exitstatus == 2 and said.count("\n") == 1 and "not a terminal" in said
+    server = Mcp(tmp_path)  # answering: its SDK is loaded and its loop running
+    server.proc.send_signal(2)
+    assert server.proc.wait(10) == 130 and b"Traceback" not in server.proc.stderr.read()

@@ -97,10 +97,12 @@ def mcp(
     from ..memory import launch, mcpserver
 
     if sys.stdin.isatty():
-        typer.echo(
-            "supervise: mcp serves an agent over stdin and stdout; an agent starts it (see `supervise mcp install --help`)", err=True
+        raise SuperviseError(
+            "mcp serves an agent over its standard input and output, not a terminal",
+            "an agent starts it: run one under supervise, or see `supervise mcp install --help`",
+            exit_code=2,
         )
-    mcpserver.serve(project_scope(folder, everywhere), os.environ.get(launch.SESSION_VAR))
+    raise typer.Exit(mcpserver.serve(project_scope(folder, everywhere), os.environ.get(launch.SESSION_VAR)))
 
 
 @mcp_app.command("install")

@@ -7,6 +7,8 @@ Its name is `supervise`; an agent sees its tools as search, session, excerpt and
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 import time
 from collections.abc import Callable
@@ -120,6 +122,10 @@ def server(memory: Memory):
     return MCPServer(NAME, version=__version__, instructions=INSTRUCTIONS, log_level="ERROR", tools=tools)
 
 
-def serve(project: str | None, session_id: str | None = None) -> None:
-    """Serve on stdio until the client closes it."""
+def serve(project: str | None, session_id: str | None = None) -> int:
+    """Serve on stdio until the client closes it (0), or Ctrl-C (130)."""
+    # Ctrl-C ends it at once: the SDK's loop would cancel and then wait for its stdin reader,
+    # a thread blocked in a read; a read-only server has nothing to finish.
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
     server(Memory(paths.db_path(), project, session_id)).run("stdio")
+    return 0
