@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import wrapped
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -239,7 +241,7 @@ def spans(text: str) -> list[Span]:
     """What `redact` replaces, as spans of `text` itself, in order and apart: for a text that
     is cut into pieces afterwards (a recording's events), each piece masked where its part of
     a secret lies. The rules run one after another, each on the text the ones before left."""
-    edits: list[Span] = _wrapped(text)
+    edits: list[Span] = wrapped.spans(text, _PREFIXES, _TOKEN_RULES, lambda m, rule: _mask(m, rule) != m.group(0))
     current = apply(text, edits) if edits else text
     for rule in RULES:
         found = [
@@ -253,60 +255,6 @@ def spans(text: str) -> list[Span]:
             edits = _merge(edits, found, text, edits)
             current = apply(text, edits)
     return edits
-
-
-# A token a terminal wrapped: its prefix and the start of its body end one line, the rest
-# starts the next (after the indent and the glyph of a box or a prompt), and goes on to a
-# third only if the second was as full as the first. Joined, the lines are read as one
-# token; what a rule finds across them is masked on each line (where the line after a
-# token's last one starts with a word, that word may be masked too: more, never less).
-_TOKEN_CHARS = r"[A-Za-z0-9_\-.]"
-_WRAP = r"\r?\n[ \t]*(?:[│┃|›>❯•][ \t]*)?"
-_WRAPPED = re.compile(
-    r"(?<![A-Za-z0-9_\-.])(?:"
-    + "|".join(sorted(map(re.escape, _PREFIXES), key=len, reverse=True))
-    + ")"
-    + _TOKEN_CHARS
-    + "*(?:"
-    + _WRAP
-    + _TOKEN_CHARS
-    + "+){1,8}"
-)
-_PIECE = re.compile(_TOKEN_CHARS + "+")
-
-
-def _wrapped(text: str) -> list[Span]:
-    out: list[Span] = []
-    for m in _WRAPPED.finditer(text):
-        pieces = _continued(text, [(m.start() + p.start(), m.start() + p.end()) for p in _PIECE.finditer(m.group())])
-        if len(pieces) < 2 or pieces[0][0] != m.start():
-            continue
-        joined = "".join(text[a:b] for a, b in pieces)
-        for rule in _TOKEN_RULES:
-            found = rule.regex.match(joined)
-            if found is None or found.end() <= pieces[0][1] - pieces[0][0] or _mask(found, rule) == found.group(0):
-                continue
-            left = found.end()
-            for a, b in pieces:
-                if left <= 0:
-                    break
-                out.append((a, min(b, a + left), f"[REDACTED:{rule.kind}]"))
-                left -= b - a
-            break
-    return out
-
-
-def _continued(text: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The pieces of one wrapped token: a line after the second only while the one before it
-    was as full as the first (a wrapped line is; the token's last line is not)."""
-    width = pieces[0][1] - (text.rfind("\n", 0, pieces[0][0]) + 1)
-    kept = pieces[:2]
-    for a, b in pieces[2:]:
-        prev_a, prev_b = kept[-1]
-        if prev_b - (text.rfind("\n", 0, prev_a) + 1) < width - 2:
-            break
-        kept.append((a, b))
-    return kept
 
 
 def apply(text: str, edits: list[Span]) -> str:

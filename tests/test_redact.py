@@ -413,3 +413,6 @@ def test_a_token_a_terminal_wrapped_is_masked_on_each_of_its_lines():
     ]
     for ordinary in ("see sk-\nthe docs for keys", "task-skip-skeleton-sketch\nSkipped 4 tests", "ghp_\nis a prefix"):
         assert redact(ordinary) == ordinary
+    # a whole token, then a line of its own: each masked by its own rule
+    two = f"ANTHROPIC_API_KEY=sk-ant-api03-{body[:60]}\nDB_PASSWORD=hunter2hunter2"
+    assert redact(two) == "ANTHROPIC_API_KEY=[REDACTED:anthropic-key]\nDB_PASSWORD=[REDACTED:env-secret]"
