@@ -30,7 +30,7 @@ class Refused(ValueError):
 def bounded(lines: list[str], most: int = MAX_TOKENS, more: str = "(more left out: narrow the query)") -> str:
     """`lines` joined, as many as fit in `most` tokens (then `more` says so)."""
     out, used = [], 0
-    for i, line in enumerate(lines):
+    for line in lines:
         cost = estimate_tokens(line) + 1
         if used + cost > most - estimate_tokens(more):
             out.append(more)
