@@ -10,6 +10,7 @@ a `supervise` command's time, and is needed only when the schema changes.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ SET = "supervise"
 # The full-text indexes, the columns each covers, and how their words are split and stemmed.
 FTS = {"log_chunks": ["text"], "events": ["kind", "detail"], "contexts": ["prompt"]}
 TOKENIZER = "porter unicode61"
+REINDEX_SAID = 50_000_000  # characters of logs past which re-making the index is said (~2 s)
 STEPS: list[Callable[[sqlite_utils.Database], None]] = []
 
 
@@ -188,7 +190,10 @@ def m010_projects_and_stemmed_search(db: sqlite_utils.Database) -> None:
     for (cwd,) in db.execute("select distinct cwd from sessions").fetchall():
         db.execute("update sessions set project = ? where cwd = ?", [project.root(cwd), cwd])
     # Search matches other forms of a word (fix, fixed, fixing): the indexes are made again
-    # with the Porter stemmer.
+    # with the Porter stemmer, which takes a while on a large database: said, not silent.
+    size = db.execute("select coalesce(sum(length(text)), 0) from log_chunks").fetchone()[0]
+    if size > REINDEX_SAID:
+        print(f"supervise: making the search index again with stemming, once: {size / 1e6:,.0f} MB of logs ...", file=sys.stderr, flush=True)
     for table, columns in FTS.items():
         db.table(table).enable_fts(columns, create_triggers=True, tokenize=TOKENIZER, replace=True)
 
