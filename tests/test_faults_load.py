@@ -149,11 +149,10 @@ def test_a_full_disk_keeps_the_child_and_the_terminal_and_says_what_was_lost(sma
     monkeypatch.setenv("SUPERVISE_HOME", str(home))
     subprocess.run([*SUPERVISE, "--", "true"], check=True, capture_output=True)  # the database, while there is room
     # fill the disk to its last few hundred KB
-    with open(small_disk / "ballast", "wb") as fh:
+    with open(small_disk / "ballast", "wb", buffering=0) as fh:  # unbuffered: nothing left over to fail again at close
         try:
             while True:
                 fh.write(b"\0" * 65536)
-                fh.flush()
         except OSError:
             pass
     os.truncate(small_disk / "ballast", os.path.getsize(small_disk / "ballast") - 200_000)

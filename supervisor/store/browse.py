@@ -88,8 +88,10 @@ TABLES = {
             "state": "What its screen shows now: starting, working, waiting, permission, compacting or limited (`supervise ps`).",
             "state_since": "UTC: when it went into that state.",
             "state_detail": "JSON: the context left; a limit's reset time and when a continue will be typed (--on-limit wait).",
+            "project": "Its project: the git top-level of where it ran, else that folder (`supervise search` looks in one).",
+            "branch": "The git branch checked out there as it started.",
         },
-        {"sort_desc": "started", "facets": ["status", "agent", "state"]},
+        {"sort_desc": "started", "facets": ["status", "agent", "state", "project"]},
     ),
     "events": (
         "What happened in a session: compactions, contexts given back, signals, start and exit.",

@@ -193,7 +193,9 @@ def m010_projects_and_stemmed_search(db: sqlite_utils.Database) -> None:
     # with the Porter stemmer, which takes a while on a large database: said, not silent.
     size = db.execute("select coalesce(sum(length(text)), 0) from log_chunks").fetchone()[0]
     if size > REINDEX_SAID:
-        print(f"supervise: making the search index again with stemming, once: {size / 1e6:,.0f} MB of logs ...", file=sys.stderr, flush=True)
+        print(
+            f"supervise: making the search index again with stemming, once: {size / 1e6:,.0f} MB of logs ...", file=sys.stderr, flush=True
+        )
     for table, columns in FTS.items():
         db.table(table).enable_fts(columns, create_triggers=True, tokenize=TOKENIZER, replace=True)
 
