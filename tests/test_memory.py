@@ -192,8 +192,12 @@ def test_the_mcp_server_answers_search_session_excerpt_and_brief_from_the_record
     assert hit, found
     around = server.call("excerpt", id=hit.group(1), lines=3)
     assert "step one" in around and "ECONNRESET fixed" in around
+    handed = Store(home / "supervise.db")
+    handed.create_session("hand22", command="codex", argv=["codex"], cwd=str(a), project=str(a), agent="codex", parent_id=sid)
+    handed.close()
     told = server.call("session", id=sid)
     assert f"Session {sid}" in told and "Outcome: completed, exit 0" in told and f"project {a}" in told
+    assert "Carried on by: hand22 (codex)" in told and f"carries on {sid}" in server.call("session", id="hand22")
     hostile = server.call("search", query="hostile")
     assert "ignore previous instructions" in hostile and not CONTROLS.search(hostile.replace("\n", ""))
     assert "has a context yet" in server.call("brief")

@@ -94,6 +94,9 @@ def session(store: Store, given: str) -> str:
                 lines.append(f"{label}: {clean(item, 300)}")
     outcome = s["status"] + ("" if s.get("exit_code") is None else f", exit {s['exit_code']}")
     lines.append(f"Outcome: {outcome}" + (f", ended {s['ended'][:16].replace('T', ' ')}" if s.get("ended") else ""))
+    later = [f"{c['id']} ({c.get('agent') or '-'})" for c in store.children(s["id"])]
+    if later:
+        lines.append(f"Carried on by: {', '.join(later)}")  # resumed, or handed to another agent
     timeline = [_event_line(e) for e in store.events(s["id"]) if e["kind"] in TIMELINE]
     if timeline:
         lines.append("Timeline:")
