@@ -213,6 +213,14 @@ class Screen:
             self.child.send("\r")
             self.pump(0.1)
 
+    def type_keys(self, text: str) -> None:
+        """Key by key, as a person types (an agent may take a burst for a paste), then Enter."""
+        for ch in text:
+            self.child.send(ch)
+            self.pump(0.03)
+        self.pump(0.4)
+        self.child.send("\r")
+
     def close(self) -> int | None:
         deadline = time.monotonic() + 15
         while self.child.isalive() and time.monotonic() < deadline:

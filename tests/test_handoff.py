@@ -25,15 +25,6 @@ def setup(tmp_path, home):
     return api, {**oc_env, **ours}, {**cl_env, **ours}, project
 
 
-def typed(screen, text):
-    """Key by key, as a person types (OpenCode takes a burst for a paste)."""
-    for ch in text:
-        screen.child.send(ch)
-        screen.pump(0.03)
-    screen.pump(0.4)
-    screen.child.send("\r")
-
-
 def ended(screen):
     screen.child.sendcontrol("c")
     time.sleep(0.5)
@@ -87,7 +78,7 @@ def test_opencode_hands_its_work_to_claude_code_through_the_hook(tmp_path, home)
         opencode = Screen(["--", opencode_bin()], oc_env, project)
         opencode.wait(OPENCODE_IDLE, 90)
         opencode.pump(2.0)
-        typed(opencode, REQUEST)
+        opencode.type_keys(REQUEST)
         opencode.wait(r"Reply to: add a --json flag", 60)
         opencode.wait(OPENCODE_IDLE, 30)
         first = ended(opencode)

@@ -31,15 +31,6 @@ def looks_up(r):
     return {"tool_use": {"name": TOOL, "input": {"query": "importer queue"}}}
 
 
-def typed(screen, text):
-    """Key by key, as a person types (OpenCode takes a burst for a paste)."""
-    for ch in text:
-        screen.child.send(ch)
-        screen.pump(0.03)
-    screen.pump(0.4)
-    screen.child.send("\r")
-
-
 def shown(screen) -> str:
     """What the screen shows now (OpenCode draws on the alternate screen)."""
     return "\n".join(line.text.rstrip() for line in screen.vt.view())
@@ -95,9 +86,9 @@ def opencode(tmp_path, home):
 def test_a_second_session_looks_the_first_ones_decision_up_through_supervise_with_no_prompt(opencode):
     first, api, project = opencode()
     api.add({"text": f"Decided. {DECISION}."}, match=lambda r: is_turn(r) and r.last_user_text().strip().endswith(REQUEST))
-    typed(first, REQUEST)
+    first.type_keys(REQUEST)
     first.wait("Decided. Use the kestrel", 90)
-    typed(first, f"and my key is {SECRET}")
+    first.type_keys(f"and my key is {SECRET}")
     first.wait(r"Reply to: and my key", 90)
     quit_opencode(first)
     one = latest()["id"]
@@ -108,7 +99,7 @@ def test_a_second_session_looks_the_first_ones_decision_up_through_supervise_wit
     before = len(api.messages())
     api.add(looks_up, match=is_turn, times=None)
     frames: list[str] = []
-    typed(second, LOOKUP)
+    second.type_keys(LOOKUP)
     watched(second, r"From the record: Decided\. Use the kestrel", 120, frames)
     watched(second, IDLE, 30, frames)
     asked = api.messages()[before:]
@@ -152,7 +143,7 @@ def test_the_users_own_per_run_config_is_kept_and_supervise_still_runs_with_no_p
 
     api.add(model, match=is_turn, times=None)
     frames: list[str] = []
-    typed(screen, LOOKUP)
+    screen.type_keys(LOOKUP)
     watched(screen, PROMPT, 120, frames)
     # the prompt is theirs, for the shell: supervise's search had run and answered without one
     turns = [r for r in api.messages() if is_turn(r)]
