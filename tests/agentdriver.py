@@ -221,6 +221,14 @@ class Screen:
         self.pump(0.4)
         self.child.send("\r")
 
+    def quit_with_ctrl_c(self) -> None:
+        """Ctrl-C, and once more if it is still running (the first may only clear its input), then closed."""
+        self.child.sendcontrol("c")
+        time.sleep(0.5)
+        if self.child.isalive():
+            self.child.sendcontrol("c")
+        self.close()
+
     def close(self) -> int | None:
         deadline = time.monotonic() + 15
         while self.child.isalive() and time.monotonic() < deadline:

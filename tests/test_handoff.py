@@ -3,7 +3,6 @@ its context, against the fake API: Claude Code (on a login) to OpenCode, typed a
 prompt; OpenCode to Claude Code, through Claude Code's SessionStart hook."""
 
 import json
-import time
 
 from agentdriver import CLAUDE_IDLE, CLAUDE_MODEL, OPENCODE_IDLE, Screen, claude_bin, claude_login_env, opencode_bin, opencode_env
 from fakeapi import FakeAnthropic
@@ -26,11 +25,7 @@ def setup(tmp_path, home):
 
 
 def ended(screen):
-    screen.child.sendcontrol("c")
-    time.sleep(0.5)
-    if screen.child.isalive():
-        screen.child.sendcontrol("c")
-    screen.close()
+    screen.quit_with_ctrl_c()
     s = wait_for(lambda: (lambda s: s if s["status"] != "active" else None)(session(latest()["id"])), 20)
     wait_for(lambda: Store.open_default().latest_context(s["id"]), 30)  # the session-end context
     return s

@@ -50,14 +50,6 @@ def watched(screen, pattern, timeout, frames):
     raise AssertionError(f"screen never showed {pattern!r}; it shows:\n{screen.text()[-3000:]}")
 
 
-def quit_opencode(screen):
-    screen.child.sendcontrol("c")
-    time.sleep(0.5)
-    if screen.child.isalive():
-        screen.child.sendcontrol("c")
-    screen.close()
-
-
 @pytest.fixture
 def opencode(tmp_path, home):
     """start(extra_env) -> (screen, api, project): `supervise -- opencode` at its idle prompt,
@@ -79,7 +71,7 @@ def opencode(tmp_path, home):
     yield start
     for screen in screens:
         if screen.child.isalive():
-            quit_opencode(screen)
+            screen.quit_with_ctrl_c()
     api.stop()
 
 
@@ -90,7 +82,7 @@ def test_a_second_session_looks_the_first_ones_decision_up_through_supervise_wit
     first.wait("Decided. Use the kestrel", 90)
     first.type_keys(f"and my key is {SECRET}")
     first.wait(r"Reply to: and my key", 90)
-    quit_opencode(first)
+    first.quit_with_ctrl_c()
     one = latest()["id"]
     recorder_done(one)
     assert session(one)["project"] == str(project)

@@ -93,7 +93,8 @@ def _search(store: Store, expression: str, scope: Scope, limit: int) -> list[Hit
         for key, rank, sid, agent, proj, branch, when in rows:
             found.append((rank, when or "", source, key, {"session_id": sid, "agent": agent, "project": proj, "branch": branch}))
     # bm25 is negative, lower better; equals (to a step) newest first
-    found.sort(key=lambda f: (round(f[0] / RANK_STEP), _negated(f[1])))
+    found.sort(key=lambda f: f[1], reverse=True)
+    found.sort(key=lambda f: round(f[0] / RANK_STEP))  # stable: the newer first among equals
     # a line that holds more of the words first (the index matched them in a chunk, maybe
     # lines apart), among the best chunks: each one's lines cost a query
     best = found[: max(limit, RERANKED)]
@@ -126,10 +127,6 @@ def _logs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple]:
         if len(rows) >= params["n"]:
             return rows
     return conn.execute(ranked.format(floor=""), params).fetchall()
-
-
-def _negated(when: str) -> tuple[int, ...]:
-    return tuple(-ord(c) for c in when)
 
 
 def _hits(conn: sqlite3.Connection, expression: str, source: str, key: int, rank: float, when: str, session: dict) -> list[Hit]:
