@@ -262,6 +262,8 @@ class RecorderConfig:
     start_monotonic: float | None = None  # the loop's time zero, to measure detection latency
     started_wall: float | None = None  # the same moment by the wall clock (transcript timestamps)
     transcript_dir: str | None = None  # the agent's transcript folder to follow (its profile's)
+    cwd: str | None = None  # where the agent runs (which of a shared folder's files are its own)
+    agent_session_id: str | None = None  # the agent's own session it carries on, if any
     contexts: bool = True  # make session contexts (on compaction, periodically, at the end)
     inject: str = "off"  # give the agent its context back: auto | type | off
     hook_socket: str | None = None  # where the agent's own hook asks for it

@@ -16,7 +16,7 @@ from conftest import require, run_cli
 from helpers import latest, served
 from supervisor import paths
 from supervisor.store import browse
-from supervisor.store.database import Store
+from supervisor.store.database import Event, Store, utcnow
 from test_injection import compact, quit_toy, toy  # noqa: F401  (toy: the fixture)
 
 
@@ -58,6 +58,15 @@ def test_every_canned_query_runs_and_returns_the_recorded_session(recorded):
     resumed = get(ds, "/supervise/resumed_sessions.json?_shape=array").json()
     assert [(r["session"], r["resumed_from"]) for r in resumed] == [(second["id"], first["id"])]
     assert get(ds, "/supervise/unconfirmed_injections.json?_shape=array").json() == []  # the one injection was confirmed
+    # an agent that keeps its own summary of a compaction: set beside the round of that compaction
+    store = Store.open_default()
+    store.add_event(first["id"], Event("agent_summary", {"text": "Goal: plant a word.", "tokens": 6}, 1.0, utcnow()))
+    store.close()
+    pairs = get(ds, "/supervise/compaction_summaries.json?_shape=array").json()
+    assert len(pairs) == 1, pairs
+    [pair] = pairs
+    assert pair["session"] == first["id"] and pair["agents_summary"] == "Goal: plant a word."
+    assert pair["round"] == 1 and pair["supervise_context"].startswith("[supervise]")
 
 
 @pytest.mark.slow

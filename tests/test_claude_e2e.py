@@ -1,12 +1,15 @@
 """The real Claude Code (pinned in tests/agents) under supervise, against the fake API."""
 
 import json
+import re
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env
+from conftest import SUPERVISE
 from helpers import latest, recorder_done, session, wait_for
 from fakeapi import FakeAnthropic, default_reply
 from procs import cpu_seconds, recorder_pid
@@ -172,6 +175,15 @@ def test_manual_compact_is_one_compaction_and_the_hook_gives_the_context_once(cl
     assert given["channel"] == "hook" and given["source"] == "compact" and given["reason"] == "compaction"
     assert given["round"] == first["round"] and given["context_session"] == s["id"]
     assert not [r for r in api.messages() if typed_ours(r)]  # nothing was typed
+    # its own summary of what it compacted, kept beside the context supervise made then
+    shown = subprocess.run([*SUPERVISE, "show", s["id"]], capture_output=True, text=True, check=True).stdout
+    assert "the agent's own compaction summaries (1), beside supervise's context:" in shown, shown
+    assert "| 1. Primary Request: continue the test conversation." in shown
+    assert re.search(r"only supervise's round \d+:\s+request: turn 1", shown), shown
+    [compared] = json.loads(subprocess.run([*SUPERVISE, "show", s["id"], "--json"], capture_output=True, text=True, check=True).stdout)[
+        "compactions"
+    ]
+    assert compared["round"] == first["round"] and "Primary Request" in compared["agent_summary"]
 
 
 def test_plain_conversation_fires_no_compaction_event(claude):

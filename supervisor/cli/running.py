@@ -151,6 +151,7 @@ def resume(
         cwd=old["cwd"],
         parent_id=old["id"],
         handoff_from=handoff_from,
+        agent_session_id=None if with_agent or fresh else old.get("agent_session_id"),
         record_input=bool(options.get("record_input", False)),
         emulator=options.get("emulator", DEFAULT_EMULATOR),
         pattern_files=[p for p in options.get("pattern_files", []) if Path(p).exists()],

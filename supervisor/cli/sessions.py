@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from ..contexts import lastround
+from ..contexts import compare, lastround
 from ..errors import SuperviseError
 from ..plaintext import clip, json_rows, json_text, plain
 from .shared import BACKEND_HELP, local_time, open_store
@@ -98,7 +98,9 @@ def show(
 
     store = open_store(write=False)
     data = session_json(store, store.resolve(session_id))
-    data["contexts"] = [{k: c[k] for k in CONTEXT_KEYS} for c in store.contexts(data["id"])]
+    rounds = store.contexts(data["id"])
+    data["contexts"] = [{k: c[k] for k in CONTEXT_KEYS} for c in rounds]
+    data["compactions"] = compare.report(data["events"], rounds)
     if as_json:
         typer.echo(json_text(data))
         return
@@ -130,6 +132,27 @@ def show(
         typer.echo(f"contexts ({len(data['contexts'])}):")
         for c in data["contexts"]:
             typer.echo(f"  round {c['round']:<3} {local_time(c['created'])}  {c['trigger']:<20} {_context_origin(c)}")
+    if data["compactions"]:
+        typer.echo(f"the agent's own compaction summaries ({len(data['compactions'])}), beside supervise's context:")
+        for k in data["compactions"]:
+            _show_compaction(k)
+
+
+def _show_compaction(k: dict) -> None:
+    """One compaction: the agent's summary, then what it and supervise's round each kept."""
+    typer.echo(f"  at {k['offset'] or 0:.1f}s: its summary, {k['agent_tokens'] or 0} tokens")
+    for line in plain(k["agent_summary"]).splitlines()[:12]:
+        typer.echo(f"    | {clip(line, 110)}")
+    if "round" not in k:
+        typer.echo("    (supervise made no context round to set beside it)")
+        return
+    for key, label in (
+        ("both", "both kept"),
+        ("only_ours", "only supervise's round " + str(k["round"])),
+        ("only_theirs", "only the agent's"),
+    ):
+        for item in k[key]:
+            typer.echo(f"    {label + ':':<30} {item['kind']}: {clip(plain(item['text'], newlines=False), 90)}")
 
 
 def _last_round(store, session: dict) -> dict | None:

@@ -82,8 +82,8 @@ def transcript_records(session: dict, env: Mapping[str, str], folder: Path | Non
     reader = profiles.get(session.get("agent")).transcript
     if reader is None or not session.get("agent_session_id"):
         return [], 0
-    folder = folder or reader.folder(env, session["cwd"])
-    return transcript.read_since(folder / reader.file_name(session["agent_session_id"]), since)
+    path = reader.locate(folder or reader.folder(env, session["cwd"]), session["agent_session_id"])
+    return transcript.read_since(path, since) if path is not None else ([], since)
 
 
 def header(session: dict) -> str:

@@ -1,9 +1,11 @@
 """An agent's transcript: the JSON-lines files it writes of its own conversation, followed.
 
-Every `.jsonl` in one folder that grows after `start()` is read by byte offset, holding back a
-partial last line, with watchdog (and, until the folder exists, a look once a second). What a
-record means is the agent's profile's to say (its `transcript` module); records that are not
-JSON objects are skipped.
+Every `.jsonl` in one folder (and its subfolders, for an agent that files them by date) that
+grows after `start()` is read by byte offset, holding back a partial last line, with watchdog
+(and, until the folder exists, a look once a second). What a record means is the agent's
+profile's to say (its `transcript` module); records that are not JSON objects are skipped. A
+folder every session of the agent writes to is shared with other sessions: `claims` says, from
+a file's records, whether it is this session's (a file it refuses is not read again).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
 
 Record = dict
 OnRecord = Callable[[Record, Path], None]
+# A file's record -> True (the file is this session's), False (another's), None (not known yet).
+Claims = Callable[[Record, Path], "bool | None"]
 
 
 # The watchdog events that can mean new data. inotify also reports every open and close, and
@@ -31,10 +35,13 @@ NEW_DATA = frozenset({"modified", "created", "moved"})
 class TranscriptFollower:
     """Follows every .jsonl in one folder that grows after `start()`."""
 
-    def __init__(self, directory: Path, on_record: OnRecord, poll: float = 1.0):
+    def __init__(self, directory: Path, on_record: OnRecord, poll: float = 1.0, recursive: bool = False, claims: Claims | None = None):
         self.directory = directory
         self.on_record = on_record
         self.poll = poll
+        self.recursive = recursive
+        self.claims = claims
+        self._owned: dict[Path, bool] = {}
         self._offsets: dict[Path, int] = {}
         self._partial: dict[Path, bytes] = {}
         self._lock = threading.Lock()
@@ -54,7 +61,9 @@ class TranscriptFollower:
             self._waiter.start()
 
     def _files(self) -> list[Path]:
-        return sorted(self.directory.glob("*.jsonl")) if self.directory.is_dir() else []
+        if not self.directory.is_dir():
+            return []
+        return sorted(self.directory.rglob("*.jsonl") if self.recursive else self.directory.glob("*.jsonl"))
 
     def _wait_for_directory(self) -> None:
         while not self._stop.wait(self.poll):
@@ -78,7 +87,7 @@ class TranscriptFollower:
                     follower.read(path)
 
         observer = Observer()
-        observer.schedule(Handler(), str(self.directory), recursive=False)
+        observer.schedule(Handler(), str(self.directory), recursive=self.recursive)
         observer.daemon = True
         observer.start()
         self._observer = observer
@@ -90,6 +99,8 @@ class TranscriptFollower:
     def read(self, path: Path) -> None:
         """Read what was appended since last time; several events per write are normal."""
         with self._lock:
+            if self._owned.get(path) is False:
+                return  # another session's
             offset = self._offsets.get(path, 0)
             self.reads += 1
             try:
@@ -105,9 +116,23 @@ class TranscriptFollower:
             *lines, rest = data.split(b"\n")
             if rest:
                 self._partial[path] = rest
-            records = parse(lines)
+            records = self._claimed(path, parse(lines))
         for record in records:
             self.on_record(record, path)
+
+    def _claimed(self, path: Path, records: list[Record]) -> list[Record]:
+        """The records of `path` that are this session's: all of a file claimed, none of one refused."""
+        if self.claims is None:
+            return records
+        owned = self._owned.get(path)
+        if owned is None:
+            for i, record in enumerate(records):
+                owned = self.claims(record, path)
+                if owned is not None:
+                    self._owned[path] = owned
+                    return records[i:] if owned else []
+            return []
+        return records if owned else []
 
     def stop(self) -> None:
         """Read what is left, then stop watching."""

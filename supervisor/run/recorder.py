@@ -33,7 +33,6 @@ from ..channel import Compacted, Done, Error, Injected, Message, Modes, Note, Re
 from ..contexts import lastround
 from ..contexts.keeper import ContextKeeper, Session as KeeperSession
 from ..contexts.schema import quoted
-from ..detection import transcript
 from ..giveback.delivery import GiveBack
 from ..memory import brief
 from ..recording import asciicast, logindex
@@ -44,6 +43,7 @@ from ..store.database import ACTIVE, INTERRUPTED, Store
 from ..store.events import EventSink
 from ..terminal.termmodes import ModeTracker
 from . import recorderlife, wiring
+from .agentrecord import AgentRecord
 
 
 class Recorder:
@@ -60,7 +60,6 @@ class Recorder:
         self._errors: set[str] = set()
         self.modes = ModeTracker()
         self.output_chars = 0
-        self._agent_session_id: str | None = None
         self._out_decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._in_decoder = codecs.getincrementaldecoder("utf-8")("replace")
         h = cfg.header
@@ -130,10 +129,10 @@ class Recorder:
         wiring.connect(self.sink, self.renderer, exit_note=self._tell_loop, states=self.states, giveback=self.giveback, keeper=self.keeper)
         if self.keeper is not None:
             self.keeper.start()
-        self.transcript: transcript.TranscriptFollower | None = None
-        self._reader = profiles.get(cfg.agent).transcript
-        if cfg.transcript_dir and self._reader is not None:
-            self.transcript = transcript.TranscriptFollower(Path(cfg.transcript_dir), self._on_transcript)
+        self.transcript: AgentRecord | None = None
+        reader = profiles.get(cfg.agent).transcript
+        if cfg.transcript_dir and reader is not None:
+            self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now)
             self.transcript.start()
 
     def _brief(self) -> None:
@@ -192,24 +191,6 @@ class Recorder:
         self.renderer.detector.add_given(row["prompt"], quoted(row["context"]))
         if self.giveback is not None:
             self.giveback.on_context(row, session_id)
-
-    def _on_transcript(self, record: dict, path: Path) -> None:
-        reader = self._reader
-        assert reader is not None  # a transcript is followed only with its reader
-        sid = reader.session_id(record)
-        if sid and sid != self._agent_session_id:
-            self._agent_session_id = sid
-            self.sink.set_agent_session_id(sid)
-        said = reader.user_text(record)
-        if self.giveback is not None and said:
-            self.giveback.on_user_turn(said)
-        detail = reader.compaction(record)
-        if detail is None:
-            return
-        wall = reader.timestamp(record)
-        t = wall - self.config.started_wall if wall and self.config.started_wall else self._now()
-        detail["transcript"] = path.name
-        self.sink.emit("compaction_finished", max(0.0, t), detail, "transcript")
 
     def _marker(self, t: float, kind: str) -> None:
         self._write(t, "m", kind, flush=True)

@@ -38,6 +38,8 @@ def config_of(opts, plan, db_path: str, start: float, started_wall: float) -> Re
         start_monotonic=start,
         started_wall=started_wall,
         transcript_dir=str(folder) if folder else None,
+        cwd=opts.cwd,
+        agent_session_id=opts.agent_session_id,
         inject=plan.inject,
         hook_socket=plan.hook_socket,
         resume_from=opts.parent_id,

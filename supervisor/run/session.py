@@ -40,6 +40,7 @@ class RunOptions:
     cwd: str = field(default_factory=os.getcwd)
     parent_id: str | None = None
     handoff_from: str | None = None  # the parent was another agent's session: that agent
+    agent_session_id: str | None = None  # the agent's own session carried on (its record may be a file it appends to)
     emulator: str = "avt"
     pattern_files: list[str] = field(default_factory=list)
     inject: str = "auto"  # give the agent its context back after compaction / on resume: auto | type | off

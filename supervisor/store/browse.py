@@ -22,6 +22,7 @@ TIMELINE_KINDS = (
     "context_overflow",
     "injection",
     "agent_compaction",
+    "agent_summary",
 )
 
 QUERIES = {
@@ -38,6 +39,15 @@ QUERIES = {
         + ") "
         "union all select created, 'context round ' || round, trigger || ' · ' || source || coalesce(' · ' || backend, '') || coalesce(' · ' || model, '') "
         "from contexts where session_id = :session order by time",
+    },
+    "compaction_summaries": {
+        "title": "Each compaction: the agent's own summary beside supervise's context of it (`supervise show` says what each kept)",
+        # the nearest round of a compaction (SQLite's min() takes the other columns from its row)
+        "sql": "select session, time, agents_summary, round, supervise_context from (select e.session_id as session, e.time, "
+        "json_extract(e.detail, '$.text') as agents_summary, c.round, c.prompt as supervise_context, "
+        "min((c.trigger not like 'compaction%') * 1e6 + abs(julianday(c.created) - julianday(e.time))) "
+        "from events e left join contexts c on c.session_id = e.session_id where e.kind = 'agent_summary' group by e.id) "
+        "order by time desc",
     },
     "summary_costs_by_session": {
         "title": "Summaries and their cost, per session",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 Record = dict
+RECURSIVE = False  # one folder per project
 
 
 def config_dir(env: Mapping[str, str]) -> Path:
@@ -35,6 +36,16 @@ def folder(env: Mapping[str, str], cwd: str) -> Path:
 
 def file_name(agent_session_id: str) -> str:
     return f"{agent_session_id}.jsonl"
+
+
+def locate(top: Path, agent_session_id: str) -> Path | None:
+    """The transcript file of `agent_session_id`."""
+    return top / file_name(agent_session_id)
+
+
+def claims(record: Record, path: Path, cwd: str, agent_session_id: str | None) -> bool | None:
+    """Every file of the project's folder is taken as this session's."""
+    return True
 
 
 def session_id(record: Record) -> str | None:
@@ -59,6 +70,20 @@ def compaction(record: Record) -> dict | None:
     if meta.get("preTokens") is not None:
         detail["pre_tokens"] = meta["preTokens"]
     return detail
+
+
+def summary(record: Record) -> str | None:
+    """The summary Claude Code made of what it compacted (the record after a compact_boundary
+    that carries it, as the model is given it), else None."""
+    if not record.get("isCompactSummary"):
+        return None
+    text = user_text({**record, "type": "user"})
+    # the summary itself, without the lines Claude Code wraps it in for the model
+    m = _SUMMARY.search(text)
+    return (m.group(1) if m else text).strip() or None
+
+
+_SUMMARY = re.compile(r"\nSummary:\n(.*?)(?:\n\n(?:If you need specific details|Continue the conversation from)|\Z)", re.S)
 
 
 # 2.1.330 stores a pasted text inside these tags (also what the model is sent).

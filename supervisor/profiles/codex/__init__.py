@@ -1,4 +1,6 @@
-"""Codex CLI (npm @openai/codex): read off its screen, given its context by typing, a summary backend.
+"""Codex CLI (npm @openai/codex): its rollout files, resume by thread id, MCP and summary backend.
+
+Read off its screen and its rollout files (transcript.py), given its context by typing.
 
 `codex exec` summarizes on the user's own login (summary.py). supervise's MCP server is
 given for one run by `-c` overrides (its config.toml untouched): Codex passes a server only
@@ -11,8 +13,20 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..base import Hooked, McpServer, Profile
-from . import summary
+from ..base import Hooked, McpServer, Profile, Resumed
+from . import summary, transcript
+
+RESUME = "resume"  # `codex resume [ID]`: a subcommand, before any option
+
+
+def without_resume(argv: list[str]) -> list[str]:
+    """`argv` without a `resume [ID|--last]` it was run with: the new one replaces it."""
+    if len(argv) > 1 and argv[1] == RESUME:
+        rest = argv[2:]
+        if rest and (rest[0] == "--last" or not rest[0].startswith("-")):
+            rest = rest[1:]
+        return [argv[0], *rest]
+    return list(argv)
 
 
 def toml(value: object) -> str:
@@ -30,8 +44,17 @@ def mcp_overrides(server: McpServer) -> list[str]:
 
 class Codex(Profile):
     summary = summary
+    transcript = transcript
     summary_rank = 1
     mcp_note = None
+
+    def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
+        argv = without_resume(argv)
+        if fresh:
+            return Resumed(argv)
+        if session.get("agent_session_id"):
+            return Resumed([argv[0], RESUME, session["agent_session_id"], *argv[1:]])
+        return Resumed(argv, note="supervise: Codex's own session id was not recorded: it starts a new conversation, given the context")
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked:
         return Hooked([argv[0], *mcp_overrides(server), *argv[1:]])

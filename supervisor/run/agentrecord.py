@@ -1,0 +1,62 @@
+"""The agent's own record of the session (its transcript or rollout files), followed by the
+recorder: the agent's session id, the user's turns (which confirm a context typed in), its
+compactions and the summaries it made of them, as events. What a record means is the
+profile's `transcript` module's to say."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+from ..channel import RecorderConfig
+from ..contexts.digest import estimate_tokens
+from ..detection import transcript
+from ..giveback.delivery import GiveBack
+from ..redact import redact
+from ..store.events import EventSink
+
+
+class AgentRecord:
+    def __init__(self, reader: ModuleType, cfg: RecorderConfig, sink: EventSink, giveback: GiveBack | None, now: Callable[[], float]):
+        self.reader, self.cfg, self.sink, self.giveback, self.now = reader, cfg, sink, giveback, now
+        self.agent_session_id: str | None = None
+        cwd, carried_on = cfg.cwd or "", cfg.agent_session_id
+        self.follower = transcript.TranscriptFollower(
+            Path(cfg.transcript_dir or "."),
+            self.on_record,
+            recursive=reader.RECURSIVE,
+            claims=lambda record, path: reader.claims(record, path, cwd, carried_on),
+        )
+        if carried_on:  # its record of the thread it carries on may not say the id again
+            self._known(carried_on)
+
+    def start(self) -> None:
+        self.follower.start()
+
+    def stop(self) -> None:
+        self.follower.stop()
+
+    def _known(self, sid: str) -> None:
+        if sid != self.agent_session_id:
+            self.agent_session_id = sid
+            self.sink.set_agent_session_id(sid)
+
+    def on_record(self, record: dict, path: Path) -> None:
+        reader = self.reader
+        sid = reader.session_id(record)
+        if sid:
+            self._known(sid)
+        said = reader.user_text(record)
+        if self.giveback is not None and said:
+            self.giveback.on_user_turn(said)
+        detail = reader.compaction(record)
+        summary = reader.summary(record)
+        if detail is None and summary is None:
+            return
+        wall = reader.timestamp(record)
+        t = max(0.0, wall - self.cfg.started_wall if wall and self.cfg.started_wall else self.now())
+        if detail is not None:
+            self.sink.emit("compaction_finished", t, {**detail, "transcript": path.name}, "transcript")
+        if summary is not None:  # kept to be set beside ours: masked as everything we show is
+            self.sink.emit("agent_summary", t, {"text": redact(summary), "tokens": estimate_tokens(summary)}, "transcript")
