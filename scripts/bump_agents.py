@@ -11,8 +11,9 @@ under tests/fixtures/AGENT/: record every scenario with the real program
 shipped patterns, and print, fixture by fixture, what is detected now against what the
 previous release's expected.json says. A draft expected.json is written for the new
 release (review it: a difference is either a pattern to fix in patterns/AGENT.toml or a
-real change of the program), and for Claude Code the test pin in tests/agents/package.json
-moves too. Old releases' recordings stay: the patterns must keep matching them.
+real change of the program), and an agent pinned in tests/agents/package.json (whose
+end-to-end tests run the real program) has its pin moved too. Old releases' recordings stay:
+the patterns must keep matching them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ from supervisor.detection import patterns  # noqa: E402
 from supervisor.recording.patterncheck import check, log_lines  # noqa: E402
 from supervisor.detection.userturns import user_turns  # noqa: E402
 
-AGENTS = ("claude", "codex", "gemini", "opencode", "aider")
+RECORDERS = ROOT / "scripts" / "agents"
+# every agent with a recorder (scripts/agents/NAME.py, `-` for `_`), but supervise's own
+AGENTS = tuple(sorted(p.stem.replace("_", "-") for p in RECORDERS.glob("*.py") if p.stem not in ("common", "supervise_agent")))
+PINS = ROOT / "tests" / "agents" / "package.json"
 NOT_IDLE = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow", "permission_prompt"}
 
 
@@ -46,7 +50,7 @@ def recorded(agent: str) -> list[str]:
 
 def recorder(agent: str, *args: str, capture: bool = False) -> str:
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "agents" / f"{agent}.py"), *args], capture_output=capture, text=True, check=True
+        [sys.executable, str(RECORDERS / f"{agent.replace('-', '_')}.py"), *args], capture_output=capture, text=True, check=True
     )
     return proc.stdout.strip() if capture else ""
 
@@ -59,6 +63,16 @@ def observed(path: Path, agent: str) -> dict:
         "idle_prompts": sum(1 for d in found if d.kind == "idle_prompt"),
         "user_turns": user_turns(log_lines(path), shipped),
     }
+
+
+def pinned_package(agent: str) -> str | None:
+    """The agent's npm package, if the end-to-end tests pin it (the PACKAGE of its recorder or its test kit)."""
+    import re
+
+    module = agent.replace("-", "_")
+    sources = [RECORDERS / f"{module}.py", ROOT / "tests" / "kits" / f"{module}.py"]
+    said = [m.group(1) for p in sources if p.exists() for m in [re.search(r'^PACKAGE = "([^"]+)"', p.read_text(), re.M)] if m]
+    return next((p for p in said if p in json.loads(PINS.read_text())["dependencies"]), None)
 
 
 def compare(agent: str, old: str | None, new: str) -> dict:
@@ -112,7 +126,8 @@ def main() -> None:
             f"  wrote tests/fixtures/{agent}/{newest}/expected.json: review it, fix patterns/{agent}.toml "
             f"(add {newest} to seen_on of what still matches), then run scripts/test"
         )
-        if agent == "claude":
+        package = pinned_package(agent)
+        if package:
             subprocess.run(
                 [
                     "npm",
@@ -123,11 +138,11 @@ def main() -> None:
                     "--package-lock-only",
                     "--no-audit",
                     "--no-fund",
-                    f"@anthropic-ai/claude-code@{newest}",
+                    f"{package}@{newest}",
                 ],
                 check=True,
             )
-            print(f"  tests/agents/package.json now pins Claude Code {newest} for the end-to-end tests")
+            print(f"  tests/agents/package.json now pins {package} {newest} for the end-to-end tests")
 
 
 if __name__ == "__main__":

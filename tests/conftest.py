@@ -29,7 +29,7 @@ def pytest_sessionstart(session):
 # The real parts a test may need beyond Python, a PTY and the package: its marker, and what in
 # its code (or its fixtures' code) says it needs it. `scripts/test --fast` leaves them out.
 NEEDS = {
-    "agents": ("claude_bin(", "claude_newest_bin(", "opencode_bin(", "codex_bin("),
+    "agents": ("claude_bin(", "claude_newest_bin(", "opencode_bin(", "codex_bin(", "kit.binary("),
     "docker": ("docker_client",),
     "browser": ("chromium",),
 }
