@@ -19,6 +19,11 @@ scenarios) also has:
                           # detector told what was given (`events` is what `patterns check`
                           # reports, knowing nothing of it); `user_turns` are read with the
                           # echoes of `given` taken out, as a session reads them
+    "requests": [...]     # what the user typed, for an agent whose screen does not tell it
+                          # apart (its own record does)
+
+Where the agent keeps its own record of a session, `record/NAME/` beside a recording holds
+what it wrote during it, laid out as under the folder its profile's `transcript.folder` names.
 
 Old versions stay: the shipped patterns must keep matching every recording here.
 """
@@ -42,6 +47,12 @@ class Fixture:
     @property
     def id(self) -> str:
         return f"{self.path.parent.parent.name}/{self.version}/{self.path.name}"
+
+    @property
+    def record(self) -> Path | None:
+        """The agent's own record of the recorded session, if it was kept."""
+        folder = self.path.parent / "record" / self.path.name.split(".cast")[0]
+        return folder if folder.is_dir() else None
 
 
 def load(root: Path = FIXTURES) -> list[Fixture]:

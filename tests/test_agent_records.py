@@ -141,4 +141,3 @@ def meta(thread: str, cwd: str) -> str:
 def said(text: str) -> str:
     item = {"type": "UserMessage", "content": [{"type": "text", "text": text}]}
     return json.dumps({"type": "event_msg", "payload": {"type": "item_completed", "item": item}})
-

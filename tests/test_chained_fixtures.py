@@ -19,7 +19,8 @@ import pytest
 import fixtureset
 from fakeapi import FakeAnthropic
 from supervisor import config
-from supervisor.detection import echoes, patterns
+from supervisor import profiles
+from supervisor.detection import echoes, patterns, transcript
 from supervisor.contexts import rounds, schema
 from supervisor.detection.detector import Detector
 from supervisor.recording.export import render_cast, replay
@@ -39,7 +40,7 @@ def given_pairs(fixture) -> list[tuple[str, dict]]:
 
 def requests(fixture) -> tuple[str, str]:
     """The user's first message and their last one (a slash command is no request)."""
-    turns = [t for t in fixture.expected["user_turns"] if not t.startswith("/")]
+    turns = [t for t in fixture.expected.get("requests") or fixture.expected["user_turns"] if not t.startswith("/")]
     return turns[0], turns[-1]
 
 
@@ -52,6 +53,10 @@ def stored_session(fixture, home: Path) -> tuple[Store, dict]:
         command=fixture.agent, argv=[fixture.agent], cwd=str(home), agent=fixture.agent, log_path=str(log), cast_path=str(fixture.path)
     )
     store.finish_session(session["id"], COMPLETED, 0)
+    if fixture.record is not None:  # the agent's own record of it, where it keeps one
+        reader = profiles.get(fixture.agent).transcript
+        records = [r for f in sorted(fixture.record.rglob("*.jsonl")) for r in transcript.read_since(f)[0]]
+        store.update_session(session["id"], agent_session_id=next(filter(None, map(reader.session_id, records))))
     for prompt, context in given_pairs(fixture):
         # no log offset: the new round reads the whole log, echoes and all
         store.add_context(session["id"], lambda _round, p=prompt: p, trigger="compaction", source="heuristic", context=context)
@@ -110,7 +115,7 @@ def garbling(request) -> dict:
 def test_a_round_made_offline_over_the_whole_session_holds_no_echo(fixture, home):
     store, session = stored_session(fixture, home)
     env = {"SUPERVISE_HOME": str(home), "SUPERVISE_CONFIG": str(home / "config")}
-    row = rounds.make(store, session, "test", config.load(env, backend="heuristic"), env=env)
+    row = rounds.make(store, session, "test", config.load(env, backend="heuristic"), env=env, transcript_dir=fixture.record)
     assert row["source"] == "heuristic"
     assert_no_echo(fixture, row["context"])
 
@@ -126,7 +131,7 @@ def test_a_round_made_by_a_careless_model_holds_no_echo(fixture, home):
             "ANTHROPIC_API_KEY": "sk-ant-test",
             "ANTHROPIC_BASE_URL": api.url,
         }
-        row = rounds.make(store, session, "test", config.load(env, backend="api"), env=env)
+        row = rounds.make(store, session, "test", config.load(env, backend="api"), env=env, transcript_dir=fixture.record)
         sent = [r for r in api.messages() if r.body.get("tools")]
     assert row["source"] == "model", row["error"]
     assert sent

@@ -8,7 +8,7 @@ import subprocess
 from conftest import SUPERVISE
 from helpers import latest, recorder_done, session, wait_for
 from procs import live
-from test_memory_codex import codex_sessions, end_leftovers, idle, quit_codex  # noqa: F401  (codex_sessions: the fixture)
+from test_memory_codex import codex_sessions, end_leftovers, idle, quit_codex, say  # noqa: F401  (codex_sessions: the fixture)
 
 REQUEST = "turn 1: write src/totals.py to sum data.csv amounts"
 SUMMARY = "Checkpoint: the user is testing the terminal client with short greetings."
@@ -21,7 +21,7 @@ def show(sid: str, *args: str) -> str:
 def test_codex_is_read_from_its_rollout_its_summary_is_shown_beside_ours_and_resume_carries_its_thread_on(codex_sessions):  # noqa: F811
     start, api, env, project = codex_sessions
     screen = start()
-    screen.type(REQUEST)
+    say(screen, REQUEST)
     screen.wait(r"Fake reply #\d+", 90)
     idle(screen)
     screen.type("/compact")

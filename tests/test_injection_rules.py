@@ -42,6 +42,16 @@ def test_a_context_made_before_the_compaction_began_is_not_given():
     assert [m.data for m in sent] == [PASTE_START + PROMPT + PASTE_END]
 
 
+def test_a_resumed_agent_drawing_an_old_compaction_again_still_gets_the_resumed_context():
+    inj, _, _ = injector()
+    inj.resume()
+    inj.on_event("compaction_finished", 2.0)  # its history on screen: no start of it seen
+    assert inj.due.reason == "resume"
+    inj.on_event("compaction_started", 5.0)  # a compaction of this run
+    inj.on_event("compaction_finished", 8.0)
+    assert inj.due.reason == "compaction" and inj.due.since == 5.0
+
+
 def test_nothing_is_typed_mid_output_in_a_dialog_or_after_the_hook_gave_it():
     inj, sent, recorded = injector()
     inj.on_event("compaction_started", 1.0)

@@ -218,6 +218,28 @@ def ready(screen) -> None:
     idle(screen)
 
 
+def say(screen, text: str) -> None:
+    """Type a message and send it: Enter once the text is in its input box, again while it
+    stays there (a busy machine can let Codex take an Enter for the end of a paste)."""
+    screen.type(text, enter=False)
+    pump_until(screen, lambda: _in_input_box(screen, text), 30, "the message never reached Codex's input box")
+    screen.pump(0.5)
+    for _ in range(3):
+        screen.child.send("\r")
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and _in_input_box(screen, text):
+            screen.pump(0.2)
+        if not _in_input_box(screen, text):
+            return
+    raise AssertionError(f"Codex never took the message; the screen shows:\n{screen.text()[-3000:]}")
+
+
+def _in_input_box(screen, text: str) -> bool:
+    """Is `text` still in its input box (the last "› " line on screen), not sent?"""
+    boxes = [line for line in screen.text().splitlines() if line.startswith("› ")]
+    return bool(boxes) and text[:20] in boxes[-1]
+
+
 def quit_codex(screen) -> None:
     """Ctrl-C until it exits (the first may only arm it)."""
     for _ in range(4):
@@ -279,10 +301,10 @@ def codex_sessions(tmp_path, home):
 def test_a_second_codex_session_looks_the_first_ones_decision_up_through_supervise_with_no_dialog(codex_sessions, home):
     start, api, env, project = codex_sessions
     first = start()
-    first.type(REQUEST)
+    say(first, REQUEST)
     first.wait("Decided. Use the kestrel", 90)
     idle(first)
-    first.type(f"and my key is {SECRET}")
+    say(first, f"and my key is {SECRET}")
     first.wait(r"Fake reply #\d+", 90)
     idle(first)
     quit_codex(first)
@@ -294,7 +316,7 @@ def test_a_second_codex_session_looks_the_first_ones_decision_up_through_supervi
     before = len(api.requests)
     second = start()
     two = wait_for(lambda: (lambda s: s["id"] if s and s["id"] != one else None)(latest()), 30)
-    second.type(LOOKUP)
+    say(second, LOOKUP)
     # the answer reaches the screen, and no approval dialog ever stood in its way
     second.wait(r"From the record: Decided\. Use the kestrel queue", 240)
     idle(second)

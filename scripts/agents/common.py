@@ -158,7 +158,20 @@ def delivered(home: Path, session_id: str) -> list[tuple[str, dict]]:
         store.close()
 
 
-def save_given(out: Path, agent: str, version: str, name: str, given: list[tuple[str, dict]]) -> None:
+def keep_record(out: Path, name: str, top: Path) -> None:
+    """The agent's own record of scenario NAME (the files under `top`, its profile's
+    transcript folder) kept as OUT/record/NAME/, laid out as under `top`."""
+    files = sorted(p for p in top.rglob("*.jsonl") if p.is_file()) if top.is_dir() else []
+    target = out / "record" / name
+    shutil.rmtree(target, ignore_errors=True)
+    for f in files:
+        (target / f.relative_to(top)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(f, target / f.relative_to(top))
+    if files:
+        print(f"{name}: kept its own record ({len(files)} file(s)) in {target}", flush=True)
+
+
+def save_given(out: Path, agent: str, version: str, name: str, given: list[tuple[str, dict]], requests: list[str] | None = None) -> None:
     """Write what supervise gave the agent into expected.json's entry for NAME.cast.gz
     (`given`, `given_contexts`); the other fields of the entry are kept, or left to be
     filled from `supervise patterns check` once the recording has been looked at."""
@@ -169,6 +182,8 @@ def save_given(out: Path, agent: str, version: str, name: str, given: list[tuple
     entry = data["fixtures"].setdefault(f"{name}.cast.gz", {"events": []})
     entry["given"] = [prompt for prompt, _ in given]
     entry["given_contexts"] = [context for _, context in given]
+    if requests is not None:  # what was typed, where the screen does not tell it apart
+        entry["requests"] = requests
     fixtureset.write(out, agent, version, data["fixtures"])
 
 

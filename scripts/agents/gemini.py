@@ -12,84 +12,25 @@ afterwards. What is typed, and the fake's replies, are in the fixtures' README.m
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wanted  # noqa: E402
 from fake_gemini import FakeGemini  # noqa: E402  (tests/ is on sys.path via common)
+from kits.gemini import PACKAGE, environment as make_env, idle, quit as quit_, settings  # noqa: E402
 
-PACKAGE = "@google/gemini-cli"
 PLACEHOLDER = r"Type your message or @path/to/file"
-BUSY = re.compile(r"\(esc to cancel,|Compressing chat history|Allow execution of")
 LONG_LINE = (
     "please read this long single-line message that goes on well past the right edge of a "
     "one hundred and twenty column terminal so that Gemini CLI has to wrap it onto a second "
     "screen line when it draws it in the history"
 )
 PASTE = "first line of a pasted note\nsecond line of it\nthird and last line"
-
-
-def settings(footer_pct: bool = False, threshold: float | None = None) -> dict:
-    data: dict = {
-        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-        "ui": {"theme": "Default"},
-        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-        "privacy": {"usageStatisticsEnabled": False},
-    }
-    if footer_pct:
-        data["ui"]["footer"] = {"hideContextPercentage": False}
-    if threshold is not None:
-        data["model"] = {"compressionThreshold": threshold}
-    return data
-
-
-def make_env(root: Path, api_url: str, config: dict) -> tuple[dict, Path]:
-    """A private HOME with ~/.gemini/settings.json, XDG dirs, TMPDIR; returns (env, work dir)."""
-    home, work, tmp = root / "home", root / "work", root / "tmp"
-    for d in (home / ".gemini", work, tmp, home / ".config", home / ".cache", home / ".local" / "share", home / ".local" / "state"):
-        d.mkdir(parents=True, exist_ok=True)
-    (home / ".gemini" / "settings.json").write_text(json.dumps(config, indent=1))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_", "CLOUD_SHELL", "XDG_"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        TMPDIR=str(tmp),
-        GEMINI_API_KEY="fake-key",
-        GOOGLE_GEMINI_BASE_URL=api_url,
-        GEMINI_CLI_NO_RELAUNCH="true",
-        NO_BROWSER="true",
-        TERM="xterm-256color",
-        COLORTERM="truecolor",
-        npm_config_registry="http://127.0.0.1:9/",
-    )
-    return env, work
-
-
-def idle(screen, timeout: float = 60.0, settle: float = 1.0) -> None:
-    """Wait until the input placeholder is up and no busy line is, for `settle` seconds."""
-    deadline = time.monotonic() + timeout
-    since = None
-    while time.monotonic() < deadline:
-        screen.pump(0.1)
-        text = screen.text()
-        if re.search(PLACEHOLDER, text) and not BUSY.search(text):
-            since = since or time.monotonic()
-            if time.monotonic() - since >= settle:
-                return
-        else:
-            since = None
-    raise AssertionError(f"never idle; the screen shows:\n{screen.text()[-3000:]}")
 
 
 def send(screen, text: str, wait: str | None = None, timeout: float = 60.0) -> None:
@@ -106,12 +47,6 @@ def paste(screen, text: str) -> None:
     screen.pump(0.6)
     screen.child.send("\r")
     screen.pump(0.1)
-
-
-def quit_(screen) -> None:
-    screen.type("/quit")
-    screen.wait(r"Agent powering down|Goodbye", 30)
-    screen.pump(1.0)
 
 
 def record(version: str, out: Path) -> None:

@@ -137,7 +137,8 @@ def make(
     told = None
     if reader is not None and records:
         records = without_typed(records, continues, reader.user_text)
-        told = digest.Told(reader.user_messages(records), reader.as_lines(records))
+        # its replies may quote what was given, as its screen does: taken out the same way
+        told = digest.Told(reader.user_messages(records), echoes.strip("\n".join(reader.as_lines(records)), given).split("\n"))
     known = (previous or {}).get("original_request", "")
 
     def build(budget: int) -> digest.Digest:

@@ -139,6 +139,8 @@ class Injector:
         since = began if began is not None and t - began < COMPACTION_MAX else t - CONTEXT_FRESH
         if self._last_delivery is not None and self._last_delivery >= since:
             return  # e.g. the hook gave it, and now the screen says the compaction is done
+        if began is None and self.due is not None and self.due.reason == "resume":
+            return  # a resumed agent drawing its history again: the resumed context is still the one due
         self.due = Due("compaction", since)
         self._cond.notify_all()
 

@@ -15,7 +15,7 @@ Pure logic over data; no I/O.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -140,6 +140,16 @@ class Waiting:
                 break
             if not other.done and other is not line:
                 out.append(other)
+        return out
+
+    def with_before(self, lines: Iterable[Line]) -> set[Line]:
+        """`lines` and the lines to write before them (`before`), however far back."""
+        todo = list(lines)
+        out = set(todo)
+        while todo:
+            more = [other for other in self.before(todo.pop()) if other not in out]
+            out.update(more)
+            todo += more
         return out
 
     def ready(self, line: Line) -> bool:

@@ -327,18 +327,29 @@ class TextLog:
             return self._final(mark=False)
 
     def _final(self, mark: bool) -> list[str]:
-        """The screen's logical lines top to bottom, each after the waiting lines it waits for;
-        then the waiting lines left over."""
+        """The screen's logical lines top to bottom, each after the waiting lines it waits for
+        (one that waits for a screen line lower down is written after that one); then the
+        waiting lines left over."""
         out: list[str] = []
         written: set[Line] = set()
         marked: list[Line] = []
         starts = self.emu.screen_lines_at()
         ends = [row for row, _ in starts[1:]] + [len(self.rows)]
-        for (row, text), end in zip(starts, ends):
+        screen = [self.rows[row:end] for (row, _), end in zip(starts, ends)]
+        need = self._screen_needed(screen)
+        came = [max((line.came for line in rows if not line.unplaced and line.text.strip()), default=0.0) for rows in screen]
+        deferred: list[Line] = []
+        for k, ((row, text), end) in enumerate(zip(starts, ends)):
             parts = self.rows[row:end]
-            for line in self.waiting.walk([w for part in parts for w in self.waiting.before(part)], written):
+            wanted = deferred + [w for part in parts for w in self.waiting.before(part)]
+            # held until the screen lines they wait for are written, or one that came after they left
+            held = {w for w, at in need.items() if at >= k} - self.waiting.with_before(w for w in need if (w.left or 0) < came[k])
+            deferred = [w for w in wanted if w in held]
+            seen = written | held
+            for line in self.waiting.walk([w for w in wanted if w not in held], seen):
                 out.append(self.waiting.said(line))
                 marked.append(line)
+            written |= seen - held
             marked.extend(parts)
             out.append(text.replace("\xa0", " "))
         for line in self.waiting.walk(self.waiting.lines, written):
@@ -349,6 +360,20 @@ class TextLog:
                 line.done = True
             self.waiting.clear()
         return out
+
+    def _screen_needed(self, parts: list[list[Line]]) -> dict[Line, int]:
+        """The waiting lines that wait, directly or through others, for a line still on the
+        screen (a footer that stood below a reply), each with the index of the last one."""
+        at = {line: k for k, rows in enumerate(parts) for line in rows if not line.unplaced}
+        need = {w: k for w in self.waiting.lines if (k := max((at[o] for o in w.after if o in at and not o.done), default=-1)) >= 0}
+        changed = bool(need)
+        while changed:  # (through the waiting lines each waits for)
+            changed = False
+            for w in self.waiting.lines:
+                k = max((need.get(o, -1) for o in self.waiting.before(w)), default=-1)
+                if k > need.get(w, -1):
+                    need[w], changed = k, True
+        return need
 
     def resize(self, t: float, cols: int, rows: int) -> Frame:
         frame = Frame()

@@ -5,7 +5,7 @@ profile's `transcript` module's to say."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
 
@@ -16,11 +16,24 @@ from ..giveback.delivery import GiveBack
 from ..redact import redact
 from ..store.events import EventSink
 
+EARLIER = 2.0  # seconds before the run began: a record dated earlier is an earlier run's
+
 
 class AgentRecord:
-    def __init__(self, reader: ModuleType, cfg: RecorderConfig, sink: EventSink, giveback: GiveBack | None, now: Callable[[], float]):
+    def __init__(
+        self,
+        reader: ModuleType,
+        cfg: RecorderConfig,
+        sink: EventSink,
+        giveback: GiveBack | None,
+        now: Callable[[], float],
+        summarized: Iterable[str] = (),
+    ):
+        """`summarized`: the summaries the agent made in the session this one carries on (its
+        history, written again as it resumes, is no new compaction)."""
         self.reader, self.cfg, self.sink, self.giveback, self.now = reader, cfg, sink, giveback, now
         self.agent_session_id: str | None = None
+        self.summarized = set(summarized)
         cwd, carried_on = cfg.cwd or "", cfg.agent_session_id
         self.follower = transcript.TranscriptFollower(
             Path(cfg.transcript_dir or "."),
@@ -54,9 +67,16 @@ class AgentRecord:
         summary = reader.summary(record)
         if detail is None and summary is None:
             return
+        if summary is not None:
+            summary = redact(summary)  # kept to be set beside ours: masked as everything we show is
+            if summary in self.summarized:
+                return  # a summary it made before, in a history it set again
+            self.summarized.add(summary)
         wall = reader.timestamp(record)
+        if wall and self.cfg.started_wall and wall < self.cfg.started_wall - EARLIER:
+            return  # an earlier run's, written again (a resumed session's history)
         t = max(0.0, wall - self.cfg.started_wall if wall and self.cfg.started_wall else self.now())
         if detail is not None:
             self.sink.emit("compaction_finished", t, {**detail, "transcript": path.name}, "transcript")
-        if summary is not None:  # kept to be set beside ours: masked as everything we show is
-            self.sink.emit("agent_summary", t, {"text": redact(summary), "tokens": estimate_tokens(summary)}, "transcript")
+        if summary is not None:
+            self.sink.emit("agent_summary", t, {"text": summary, "tokens": estimate_tokens(summary)}, "transcript")

@@ -132,8 +132,17 @@ class Recorder:
         self.transcript: AgentRecord | None = None
         reader = profiles.get(cfg.agent).transcript
         if cfg.transcript_dir and reader is not None:
-            self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now)
+            self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now, self._summarized(cfg.resume_from))
             self.transcript.start()
+
+    def _summarized(self, session_id: str | None) -> list[str]:
+        """The summaries the agent made in the session this one carries on."""
+        try:
+            events = self._store.events(session_id, "agent_summary") if session_id and self._store is not None else []
+        except Exception as exc:
+            self._fail("event store", exc)
+            return []
+        return [e["detail"].get("text", "") for e in events]
 
     def _brief(self) -> None:
         """A new session's brief of its project's last sessions, due from the start (a few reads of the store)."""

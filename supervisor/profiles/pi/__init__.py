@@ -1,0 +1,51 @@
+"""pi (npm @mariozechner/pi-coding-agent): its session files, resume by session id.
+
+Read off its screen and its session files (transcript.py: the user's words are only there,
+its screen draws them as it draws replies), given its context by typing. It has no MCP
+client (by design: its tools are CLI programs with READMEs, or extensions) and no
+permission dialogs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..base import Profile, Resumed
+from . import transcript
+
+# Options that pick which session it opens (the one given replaces them), with a value or not.
+_SESSION_VALUE = ("--session", "--fork", "--session-dir")
+_SESSION_FLAG = ("-c", "--continue", "-r", "--resume", "--no-session")
+
+
+def without_session(argv: list[str]) -> list[str]:
+    """`argv` without the options it was run with that choose a session."""
+    out, skip = [argv[0]], False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg in _SESSION_VALUE:
+            skip = True
+        elif arg not in _SESSION_FLAG and not arg.startswith(tuple(f"{o}=" for o in _SESSION_VALUE)):
+            out.append(arg)
+    return out
+
+
+class Pi(Profile):
+    transcript = transcript
+    # `--version` makes no network call; PI_OFFLINE keeps a start-up from checking for updates
+    quiet_env = {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"}
+    version_timeout = 10.0
+    mcp_note = "it has no MCP client of its own (an extension would have to add one)"
+
+    def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
+        """`pi --session ID` carries its own session on; with none recorded, `--continue`
+        opens the folder's most recent one."""
+        argv = without_session(argv)
+        if fresh:
+            return Resumed(argv)
+        if session.get("agent_session_id"):
+            return Resumed([argv[0], "--session", session["agent_session_id"], *argv[1:]])
+        return Resumed([argv[0], "--continue", *argv[1:]])
+
+
+PROFILE = Pi("pi")

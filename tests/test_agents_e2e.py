@@ -1,0 +1,127 @@
+"""Every agent CLI with a kit (tests/kits/NAME.py), the real program at its pinned release
+under supervise against its fake model API: two turns with a compaction between, supervise's
+context given back and confirmed, the user's words (and none of ours) in the session's last
+context, its states in the events `ps` reads, `supervise resume` with its own resume flag
+and the context given again, and `doctor` naming its version as verified."""
+
+import importlib
+import os
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+import kits
+from agentdriver import Screen
+from conftest import require
+from helpers import latest, recorder_done, session, wait_for
+from supervisor import profiles
+from supervisor.detection import patterns
+from supervisor.doctor import agents as doctor_agents
+
+KITS = [importlib.import_module(f"kits.{m.name}") for m in pkgutil.iter_modules(kits.__path__)]
+FIRST = "turn 1: write src/totals.py to sum data.csv amounts"
+SECOND = "turn 2: rename the total column in src/totals.py"
+HEAD = "[supervise] You are continuing earlier work"
+
+
+@pytest.fixture(params=KITS, ids=lambda kit: kit.NAME)
+def agent(request, tmp_path, home):
+    """(kit, start, api): start(args) runs supervise ARGS in the kit's project and environment."""
+    kit = request.param
+    exe = kit.binary()
+    require(exe.exists(), f"{kit.PACKAGE} {kit.VERSION} is not installed in tests/agents (scripts/test installs it)")
+    api = kit.Model().start()
+    env, project = kit.environment(tmp_path / "agent", api.url)
+    env.update(SUPERVISE_HOME=str(home), PATH=f"{exe.parent}:{os.environ['PATH']}")
+    env = {k: v for k, v in env.items() if not k.startswith("SUPERVISE_SUMMARY_")}
+    env["SUPERVISE_SUMMARY_BACKEND"] = "heuristic"  # no model of supervise's own is asked here
+    screens = []
+
+    def start(args):
+        screen = Screen(args, env, project)
+        screens.append(screen)
+        kit.ready(screen)
+        return screen
+
+    yield kit, start, api, env
+    for screen in screens:
+        if screen.child.isalive():
+            kit.quit(screen)
+        screen.close()
+    api.stop()
+
+
+def until(screen, predicate, timeout):
+    """Wait for `predicate()` reading the screen meanwhile (an agent that redraws its whole
+    screen fills the terminal unless someone reads it, and then waits)."""
+    return wait_for(lambda: screen.pump(0.1) or predicate(), timeout, interval=0)
+
+
+def turn(kit, screen, text, sid=None):
+    """Type `text`, see the reply and the agent idle; with `sid`, `ps` showed it working, then waiting."""
+    screen.type(text)
+    if sid:
+        until(screen, lambda: session(sid)["state"] == "working", 60)
+    screen.wait("(?i)reply to: " + re.escape(text[:30]), 90)
+    kit.idle(screen)
+    if sid:
+        until(screen, lambda: session(sid)["state"] == "waiting", 60)
+
+
+def injections(sid):
+    return [e["detail"] for e in session(sid)["events"] if e["kind"] == "injection"]
+
+
+def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_flag(agent):
+    kit, start, api, env = agent
+    screen = start(["--", str(kit.binary()), *kit.ARGV])
+    sid = latest()["id"]
+    turn(kit, screen, FIRST, sid)
+    screen.type(kit.COMPACT)
+    screen.wait(kit.COMPACTED if isinstance(kit.COMPACTED, str) else kit.COMPACTED.pattern, 90)
+    # supervise types its context back once the agent is idle again, and sees it taken
+    [given] = until(screen, lambda: [i for i in injections(sid) if i.get("confirmed")] or None, 120)
+    assert given["reason"] == "compaction" and given["context_session"] == sid
+    kit.idle(screen)
+    assert [r for r in api.requests if HEAD in r.all_text()], "the agent never sent our context to its model"
+    turn(kit, screen, SECOND)
+    kit.quit(screen)
+    recorder_done(sid, 240)
+
+    s = session(sid)
+    kinds = [e["kind"] for e in s["events"]]
+    assert {"compaction_started", "compaction_finished"} & set(kinds), kinds
+    from supervisor.store.database import Store
+
+    store = Store.open_default()
+    try:
+        last = store.latest_context(sid)
+    finally:
+        store.close()
+    # the user's words, read off its screen or its own record; never what supervise typed
+    assert last["trigger"] == "session_end"
+    assert last["context"]["original_request"] == FIRST, last["context"]
+    assert last["context"]["latest_request"] == SECOND, last["context"]
+
+    resumed = start(["resume", sid])
+    child = until(resumed, lambda: (lambda c: c if c["id"] != sid else None)(latest()), 30)
+    until(resumed, lambda: injections(child["id"]) or None, 120)
+    kit.idle(resumed)
+    kit.quit(resumed)
+    recorder_done(child["id"], 240)
+    child = session(child["id"])
+    assert child["parent_id"] == sid
+    expected = profiles.get(kit.NAME).resume(list(s["argv"]), s, fresh=False).argv
+    assert child["argv"] == expected  # its own resume flag, where its profile knows one
+    assert injections(child["id"])[0]["reason"] == "resume"
+
+
+@pytest.mark.parametrize("kit", KITS, ids=lambda kit: kit.NAME)
+def test_doctor_names_the_installed_release_as_the_one_its_patterns_were_verified_on(kit):
+    exe = kit.binary()
+    require(exe.exists(), f"{kit.PACKAGE} {kit.VERSION} is not installed in tests/agents (scripts/test installs it)")
+    env = {"PATH": f"{Path(exe).parent}:{os.environ['PATH']}", "HOME": os.environ.get("HOME", "/")}
+    check = doctor_agents.agent(kit.BINARY, patterns.load_all(env={}), env)
+    assert check.status == "ok" and kit.VERSION in check.detail, check
