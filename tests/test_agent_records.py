@@ -5,7 +5,6 @@ supervise's context."""
 
 import json
 import shutil
-from pathlib import Path
 
 from fixtureset import FIXTURES
 from helpers import wait_for

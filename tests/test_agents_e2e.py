@@ -61,7 +61,12 @@ def until(screen, predicate, timeout):
 
 def turn(kit, screen, text, sid=None):
     """Type `text`, see the reply and the agent idle; with `sid`, `ps` showed it working, then waiting."""
-    screen.type(text)
+    if hasattr(kit, "typed"):  # key by key, for an agent that takes a burst for a paste
+        kit.typed(screen, text)
+        screen.pump(0.4)
+        screen.child.send("\r")
+    else:
+        screen.type(text)
     if sid:
         until(screen, lambda: session(sid)["state"] == "working", 60)
     screen.wait("(?i)reply to: " + re.escape(text[:30]), 90)

@@ -109,6 +109,18 @@ def test_the_users_turns_around_an_echo_are_theirs():
     assert "[supervise]" in userturns.find(text, claude)[1].text
 
 
+def test_pieces_of_its_own_wording_left_alone_by_a_redraw_are_taken_out_and_a_users_word_stays():
+    """A full-screen agent redrawing its session view can leave rows of an echo on their own,
+    far from the rest of it: "- (none)" under headings no longer shown. Read as messages, they
+    would be the user's latest words; a user's own "none" is theirs."""
+    empty = {**CONTEXT, "errors_and_resolutions": [], "key_decisions": []}
+    given = echoes.Given.of([(schema.render(empty, 3), schema.quoted(empty))])
+    assert "- (none)" in schema.render(empty, 3)
+    opencode = select(load_all([]), "opencode")
+    text = "\n".join(["  ┃  turn 2: rename the column", "  ┃", "  ┃  - (none)", "  ┃", "  ┃  - (none)", "  ┃", "  ┃  none"])
+    assert [t.text for t in userturns.find(echoes.strip(text, given), opencode)] == ["turn 2: rename the column", "none"]
+
+
 def test_a_transcript_turn_of_ours_is_known_whole():
     assert echoes.is_echo_text(PROMPT, GIVEN)
     assert echoes.is_echo_text("[Pasted text #1 +%d lines]" % (PROMPT.count("\n") + 1), GIVEN)

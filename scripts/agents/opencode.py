@@ -30,14 +30,26 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
-from agentdriver import opencode_env  # noqa: E402  (tests/ is on sys.path via common)
-from fakeapi import FakeAnthropic, Request, go_usage_limit  # noqa: E402  (tests/ is on sys.path via common)
+from fakeapi import FakeAnthropic  # noqa: E402  (tests/ is on sys.path via common)
+from kits.opencode import (  # noqa: E402
+    BUSY,
+    Model,
+    _last_user_text,
+    environment,
+    hold,
+    idle,
+    quit,
+    ready as start,
+    say,
+    typed,
+    view,
+    wait,
+)
 
 AGENT = "opencode"
 PACKAGE = "opencode-ai"
@@ -49,13 +61,6 @@ CHAINED_MODEL = "claude-haiku-4-5"
 # format (models.dev: provider.npm @ai-sdk/anthropic), so tests/fakeapi serves it
 LIMIT_PROVIDER = "opencode-go"
 LIMIT_MODEL = "minimax-m2.7"
-LIMIT_RESET = 7380  # seconds from the first limited answer to the reset (the gateway's retry-after): 2 hours 3 minutes
-TOO_LONG = "prompt is too long: 204858 tokens > 200000 maximum"
-SUMMARY = "## Goal\nContinue the test conversation.\n\n## Progress\nAnswered numbered turns."
-IDLE = "ctrl+p commands"
-BUSY = "esc interrupt"
-ROWS = 40  # the PTY is 120x40 (common.recording)
-KEY_DELAY = 0.05  # seconds between typed characters
 
 # A message long enough to wrap in OpenCode's 120-column session view (and its input box).
 LONG_MESSAGE = (
@@ -101,90 +106,6 @@ def _runs(exe: Path) -> bool:
         shutil.rmtree(home, ignore_errors=True)
 
 
-# ---- the fake model -------------------------------------------------------------------
-
-
-def _system(req: Request) -> str:
-    system = req.body.get("system", "")
-    return "\n".join(b.get("text", "") for b in system) if isinstance(system, list) else str(system)
-
-
-def is_compaction(req: Request) -> bool:
-    """OpenCode 1.18's summary request: no tools, system "You are a context summarization
-    agent...", the conversation quoted in one user message. (Its title request has no tools
-    either: "You are a title generator...".)"""
-    return not req.body.get("tools") and "context summarization agent" in _system(req)[:300]
-
-
-def _last_user_text(req: Request) -> str:
-    """The user's last words, not a tool result."""
-    for message in reversed(req.body.get("messages", [])):
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            return content
-        texts = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
-        if texts:
-            return texts[-1]
-        return ""
-    return ""
-
-
-def _after_tool(req: Request) -> bool:
-    messages = req.body.get("messages", [])
-    last = messages[-1] if messages else {}
-    content = last.get("content")
-    return isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)
-
-
-class Model:
-    def __init__(self):
-        self.overflowed: set[str] = set()
-        self.refuse_compaction = False
-        self.limit_resets: float | None = None  # when the usage limit `limit ...` hit resets
-
-    def __call__(self, req: Request) -> dict:
-        slow = {"delay": 2.0, "chunk": 6, "chunk_delay": 0.05}
-        if is_compaction(req):
-            if self.refuse_compaction:  # (OpenCode leaves the overflowing message out of it)
-                self.refuse_compaction = False
-                return {"status": 400, "message": TOO_LONG}
-            return {"text": SUMMARY, "delay": 3.0, "chunk": 12, "chunk_delay": 0.05}
-        if not req.body.get("tools"):
-            return {"text": "Test session"}  # the title
-        if _after_tool(req):
-            return {"text": "The command finished.", **slow}
-        text = _last_user_text(req).strip()
-        first = text.splitlines()[0] if text else ""
-        if first.startswith("overflow") and text not in self.overflowed:
-            self.overflowed.add(text)
-            self.refuse_compaction = first.startswith("overflow again")
-            return {"status": 400, "message": TOO_LONG}
-        if first.startswith("limit"):
-            # OpenCode Go's usage limit until LIMIT_RESET seconds after the first answer, then
-            # the turn is answered (OpenCode tries again by itself when retry-after is over)
-            now = time.time()
-            self.limit_resets = self.limit_resets or now + LIMIT_RESET
-            if now < self.limit_resets - 1:
-                return go_usage_limit(max(1, round(self.limit_resets - now)))
-        if first.startswith("bash"):
-            return {
-                "tool_use": {"name": "bash", "input": {"command": "echo hello from bash && ls -la", "description": "Lists files"}},
-                "delay": 1.0,
-            }
-        reply = {"text": f"Reply to: {(text.splitlines() or [''])[-1][:60]}", **slow}
-        if first.startswith("big "):
-            reply["usage"] = {"input_tokens": int(first.split()[1])}
-        return reply
-
-
-def fake_api(model: str = MODEL) -> FakeAnthropic:
-    api = FakeAnthropic(model=model)
-    api.add(Model(), times=None)
-    return api
-
-
 # ---- the environment -------------------------------------------------------------------
 
 
@@ -202,76 +123,7 @@ def go_config(api_url: str) -> dict:
     }
 
 
-def environment(base: Path, api_url: str, extra: dict | None = None, model: str = MODEL) -> tuple[dict, Path]:
-    """(env, project): private HOME/XDG/TMPDIR under BASE, opencode.json for the fake API."""
-    env, project = opencode_env(base, api_url, model)
-    return {**env, **(extra or {})}, project
-
-
 # ---- driving it --------------------------------------------------------------------------
-
-
-def view(screen) -> str:
-    """The screen as shown now (OpenCode draws on the alternate screen)."""
-    return "\n".join(screen.vt[i].text.rstrip() for i in range(ROWS))
-
-
-def wait(screen, pattern: str, timeout: float = 30.0) -> re.Match:
-    deadline = time.monotonic() + timeout
-    rx = re.compile(pattern)
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        m = rx.search(view(screen))
-        if m:
-            return m
-    raise AssertionError(f"screen never showed {pattern!r}; it shows:\n{view(screen)}")
-
-
-def idle(screen, timeout: float = 60.0) -> None:
-    """The footer says `ctrl+p commands` and nothing is busy."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        text = view(screen)
-        if IDLE in text and BUSY not in text:
-            return
-    raise AssertionError(f"never idle; the screen shows:\n{view(screen)}")
-
-
-def typed(screen, text: str) -> None:
-    """Key by key, as a person types (a burst would be taken as a paste)."""
-    for ch in text:
-        screen.child.send(ch)
-        screen.pump(KEY_DELAY)
-
-
-def say(screen, text: str, settle: float = 1.0) -> None:
-    """Type a message, send it, wait for the reply to end."""
-    typed(screen, text)
-    screen.pump(0.4)
-    screen.child.send("\r")
-    wait(screen, re.escape(BUSY), timeout=30)
-    screen.pump(0.5)
-    idle(screen)
-    screen.pump(settle)
-
-
-def quit(screen) -> None:
-    screen.pump(1.0)
-    screen.child.send("\x03")  # ctrl+c quits from an empty prompt
-    screen.pump(0.5)
-
-
-def hold(screen, seconds: float) -> None:
-    """Keep reading the screen for `seconds` (a spinner keeps `pump` from waiting that long)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-
-
-def start(screen) -> None:
-    wait(screen, re.escape(IDLE), timeout=90)
-    screen.pump(2.0)
 
 
 # ---- the scenarios -----------------------------------------------------------------------
@@ -448,7 +300,7 @@ def record(version: str, out: Path) -> None:
         given: list | None = [] if name == "chained" else None
         model = CHAINED_MODEL if name == "chained" else MODEL
         try:
-            with fake_api(LIMIT_MODEL if name == "limit" else model) as api:
+            with Model(LIMIT_MODEL if name == "limit" else model) as api:
                 env, proj = environment(base, api.url, extra(api.url) if callable(extra) else extra, model)
                 env["PATH"] = f"{exe.parent}{os.pathsep}{env.get('PATH', '')}"
                 with recording(name, ["opencode"], env, proj, out, given=given) as screen:

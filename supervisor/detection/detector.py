@@ -141,7 +141,11 @@ class Detector:
                 if earlier is not None and (earlier.on_screen or t - earlier.last_seen <= self.grace):
                     # More such lines than before: new only if this one is the lowest (a chat
                     # view grows downwards; one reappearing above was scrolled back into view).
-                    if shown <= earlier.count or row < max(_rows(pattern, key[1], screen), default=-1):
+                    if (
+                        shown <= earlier.count
+                        or row < max(_rows(pattern, key[1], screen), default=-1)
+                        or earlier.redrawn(row, t, self.grace)
+                    ):
                         continue
                 self._active[key] = Sighting(pattern, t, max(shown, 1), True)
                 found.append(Detection(EVENT_OF.get(pattern.event, pattern.event), t, text.strip(), pattern.qualified, row, values))
@@ -229,9 +233,16 @@ class Detector:
         """After a frame: note how many lines of each sighting are on screen; forget those
         gone for longer than `grace`."""
         for key, sighting in list(self._active.items()):
-            shown = _count(sighting.pattern, key[1], screen)
+            rows = tuple(_rows(sighting.pattern, key[1], screen))
+            shown = len(rows)
             if shown:
-                sighting.last_seen, sighting.count, sighting.on_screen = t, shown, True
+                if shown < sighting.count:  # erased, not scrolled or drawn over: its row is blank now
+                    left = [r for r in set(sighting.rows) - set(rows) if r < len(screen) and not screen[r].strip()]
+                    sighting.left_rows, sighting.left_at = tuple(left), t
+                sighting.last_seen, sighting.count, sighting.on_screen, sighting.rows = t, shown, True, rows
+            elif sighting.on_screen:
+                # it left with this frame, however long it stood unchanged before: its grace starts now
+                sighting.last_seen, sighting.on_screen = t, False
             elif t - sighting.last_seen > self.grace:
                 del self._active[key]
             else:
@@ -244,6 +255,14 @@ class Sighting:
     last_seen: float
     count: int  # how many such lines the screen showed
     on_screen: bool
+    rows: tuple[int, ...] = ()  # where they stood
+    left_rows: tuple[int, ...] = ()  # where those that were last erased stood
+    left_at: float = 0.0  # when
+
+    def redrawn(self, row: int, t: float, grace: float) -> bool:
+        """Is a line on `row` one of them drawn again where it stood a moment ago (Ink erases a
+        line and draws it again in separate writes), not one more?"""
+        return row in self.left_rows and t - self.left_at <= grace
 
 
 def _one_per_kind(found: list[Detection]) -> list[Detection]:

@@ -68,6 +68,8 @@ class Given:
     sizes: tuple[tuple[int, int], ...]  # (characters, lines) of each, for collapsed pastes
     each: tuple[frozenset[str], ...] = ()  # the pieces of each text, in the order given
     texts: tuple[str, ...] = ()  # each text, normalized
+    short: frozenset[str] = frozenset()  # its own lines too short for pieces ("- (none)", "Completed:"), normalized
+    short_lines: frozenset[str] = frozenset()  # the same lines as written
 
     @classmethod
     def of(cls, given: Iterable[tuple[str, str]]) -> "Given":
@@ -77,20 +79,34 @@ class Given:
         own: set[str] = set()
         sizes = []
         each, texts = [], []
+        short: set[str] = set()
+        short_lines: set[str] = set()
         for text, quoted in given:
             text = text.strip()
             if not text:
                 continue
+            theirs = {normalize(line) for line in quoted.splitlines()}
+            mine_short = [line.strip() for line in text.splitlines() if 0 < len(n := normalize(line)) < PIECE and n not in theirs]
+            short |= {normalize(line) for line in mine_short}
+            short_lines |= set(mine_short)
             texts.append(normalize(text))
             mine = _pieces(texts[-1])
             pieces |= mine
             own |= mine - _pieces(normalize(quoted))
             sizes.append((len(text), text.count("\n") + 1))
             each.append(frozenset(mine))
-        return cls(frozenset(pieces), frozenset(own), tuple(sizes), tuple(each), tuple(texts))
+        return cls(frozenset(pieces), frozenset(own), tuple(sizes), tuple(each), tuple(texts), frozenset(short), frozenset(short_lines))
 
     def __bool__(self) -> bool:
         return bool(self.sizes)
+
+    def own_short_line(self, line: str, n: str) -> bool:
+        """`line` is one of its own short lines as written, after nothing but an agent's
+        glyphs and spaces ("  ┃  - (none)"): not words a user would type alone."""
+        if n not in self.short:
+            return False
+        said = line.rstrip()
+        return any(said.endswith(s) and not any(c.isalnum() for c in said[: -len(s)]) for s in self.short_lines)
 
     def coverage(self, n: str, pieces: frozenset[str] | None = None) -> float:
         """The share of a normalized line's pieces that stand in a given text (in `pieces`,
@@ -218,12 +234,16 @@ def strip(text: str, given: Given, mark: bool = True) -> str:
                 drop.extend(segments)
         run, mine = [], False
 
+    alone: set[int] = set()  # lines of its own wording left on their own (a redraw's pieces): dropped, unmarked
     for i, line in enumerate(lines):
         if collapsed and given.pasted(line):
             close()
             drop.append((i, i))
             continue
         n = normalized[i]
+        if not run and given.own_short_line(line, n):
+            alone.add(i)
+            continue
         if n and LABEL.match(line):
             n = normalized[i] = normalize(LABEL.sub("", line, count=1))
         if given.echo_line(line, n):
@@ -233,16 +253,16 @@ def strip(text: str, given: Given, mark: bool = True) -> str:
             close()
         # else: a heading ("Completed:"), a bullet, a blank line: the run goes on
     close()
-    if not drop:
+    if not drop and not alone:
         return text
-    out = []
+    out: list[str] = []
     at = 0
     for first, last in drop:
-        out.extend(lines[at:first])
+        out.extend(line for k, line in enumerate(lines[at:first], at) if k not in alone)
         if mark:
             out.append(MARK)
         at = last + 1
-    out.extend(lines[at:])
+    out.extend(line for k, line in enumerate(lines[at:], at) if k not in alone)
     return "\n".join(out)
 
 

@@ -1,5 +1,5 @@
-"""OpenCode (npm opencode-ai): read off its screen and given its context by typing; its
-pattern file says the rest. supervise's MCP server is given for one run in
+"""OpenCode (npm opencode-ai): read off its screen and given its context by typing; resumed
+with `--continue` (its last session in the folder); its pattern file says the rest. supervise's MCP server is given for one run in
 OPENCODE_CONFIG_CONTENT, which OpenCode merges over the user's own config files (a value
 the user set already is merged with, not replaced); its tools are named `supervise_*`."""
 
@@ -10,9 +10,26 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from .base import Hooked, McpServer, Profile
+from .base import Hooked, McpServer, Profile, Resumed
 
 CONFIG_ENV = "OPENCODE_CONFIG_CONTENT"
+# Options that choose the session it opens (the resumed one replaces them): with a value, and not.
+SESSION_VALUE = ("-s", "--session")
+SESSION_FLAG = ("-c", "--continue", "--fork")
+
+
+def without_session(argv: list[str]) -> list[str]:
+    out, skip = [argv[0]], False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg in SESSION_VALUE:
+            skip = True
+        elif arg not in SESSION_FLAG and not arg.startswith(("--session=", "-s=")):
+            out.append(arg)
+    return out
+
+
 # JSON with comments, as OpenCode reads its config: strings kept whole, comments and trailing commas dropped.
 _COMMENTS = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.S)
 _TRAILING = re.compile(r'("(?:\\.|[^"\\])*")|,(?=\s*[}\]])')
@@ -39,6 +56,12 @@ def mcp_config(server: McpServer) -> dict:
 
 class OpenCode(Profile):
     mcp_note = None
+
+    def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
+        """`--continue` opens its latest session in the folder (its own session ids are kept in
+        its database, not read here)."""
+        argv = without_session(argv)
+        return Resumed(argv if fresh else [argv[0], "--continue", *argv[1:]])
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
         theirs: object = {}

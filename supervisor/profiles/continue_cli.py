@@ -1,0 +1,68 @@
+"""Continue CLI (npm @continuedev/cli, the command `cn`): read off its screen and given its
+context by typing; its pattern file says the rest.
+
+It keeps each session as one JSON file, ~/.continue/sessions/<uuid>.json (CONTINUE_GLOBAL_DIR
+moves ~/.continue), rewritten whole at every change: the conversation (`history`), and after a
+compaction only the summary (`conversationSummary`) and what came after it. `--resume` carries
+on its most recent session, whatever folder it was in; `--fork ID` starts a new session from
+session ID's conversation. supervise's MCP server is given for one run as a block file passed
+with `--mcp PATH` (a path, unlike a Hub slug, is read as a local block): its tools are offered
+to the model by their own names and, each allowed with `--allow NAME`, run without a dialog
+(seen in 1.5.47 against a fake model)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from .base import Hooked, McpServer, Profile, Resumed
+
+RESUME_FLAGS = ("--resume",)
+FORK_FLAGS = ("--fork",)  # takes a session id
+MCP_FILE = "continue-mcp.yaml"
+
+
+def without_resume(argv: list[str]) -> list[str]:
+    """`argv` without the `--resume` or `--fork ID` (`--fork=ID`) it was run with."""
+    out, skip = [argv[0]], False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg in FORK_FLAGS:
+            skip = True
+        elif arg not in RESUME_FLAGS and not arg.startswith("--fork="):
+            out.append(arg)
+    return out
+
+
+def mcp_block(server: McpServer) -> str:
+    """A block of its config holding `server` (YAML, written as JSON, which YAML reads)."""
+    entry = {"name": server.name, "command": server.command, "args": list(server.args), "env": dict(server.env)}
+    return json.dumps({"name": server.name, "version": "0.0.1", "schema": "v1", "mcpServers": [entry]}, indent=1) + "\n"
+
+
+class ContinueCli(Profile):
+    mcp_note = None
+    version_timeout = 10.0  # a bundle of 30 MB: over a second to start on an idle machine
+    # no telemetry; its release check at start-up cannot be turned off, and fails quietly offline
+    quiet_env = {"CONTINUE_METRICS_ENABLED": "0", "CONTINUE_CLI_ENABLE_TELEMETRY": "0", "CONTINUE_CLI_AUTO_UPDATED": "1"}
+
+    def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
+        argv = without_resume(argv)
+        if fresh:
+            return Resumed(argv)
+        if session.get("agent_session_id"):
+            return Resumed([argv[0], "--fork", session["agent_session_id"], *argv[1:]])
+        return Resumed([argv[0], "--resume", *argv[1:]])
+
+    def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
+        block = folder / MCP_FILE
+        allowed = [arg for tool in server.tools for arg in ("--allow", tool)]  # its MCP tools go by the server's names
+        return Hooked([argv[0], "--mcp", str(block), *allowed, *argv[1:]], files={block: mcp_block(server)})
+
+    def mcp_add(self, server: McpServer) -> list[str] | None:
+        return None  # no `mcp add` command: its servers are listed in ~/.continue/config.yaml
+
+
+PROFILE = ContinueCli("continue-cli")

@@ -1,0 +1,98 @@
+"""Kilo Code CLI (npm @kilocode/cli), built on OpenCode: read off its screen and given its
+context by typing; its pattern file says the rest. It keeps its sessions in a SQLite database
+(`$XDG_DATA_HOME/kilo/kilo.db`), not in files supervise follows, so its own session id is not
+recorded: a resumed run carries on the folder's last session (`--continue`).
+
+supervise's MCP server is given for one run in KILO_CONFIG_CONTENT, which it merges over the
+user's own config files as OpenCode does its own variable; its tools are named `supervise_*`.
+When the user has set KILO_PERMISSION (a permission table laid over every config, its new rules
+after the config's; the last rule that matches wins), the tools' rule goes there instead."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from .base import Hooked, McpServer, Profile, Resumed
+from .opencode import jsonc, mcp_config, merged
+
+CONFIG_ENV = "KILO_CONFIG_CONTENT"
+PERMISSION_ENV = "KILO_PERMISSION"
+# Options that pick which session it opens (the one given replaces them), with a value or not.
+_SESSION_VALUE = ("-s", "--session")
+_SESSION_FLAG = ("-c", "--continue", "--fork", "--cloud-fork")
+
+
+def without_session(argv: list[str]) -> list[str]:
+    """`argv` without the options it was run with that choose a session."""
+    out, skip = [argv[0]], False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg in _SESSION_VALUE:
+            skip = True
+        elif arg not in _SESSION_FLAG and not arg.startswith(tuple(f"{o}=" for o in _SESSION_VALUE)):
+            out.append(arg)
+    return out
+
+
+def permission_overlay(value: str | None, server: McpServer) -> str | None:
+    """The user's KILO_PERMISSION with the server's tools allowed after their own rules (a
+    "*" there would otherwise ask); None when they set none, or one it cannot read (it skips
+    that itself)."""
+    if not value:
+        return None
+    try:
+        theirs = json.loads(value)
+    except ValueError:
+        return None
+    if isinstance(theirs, str):
+        theirs = {"*": theirs}
+    if not isinstance(theirs, dict):
+        return None
+    rule = f"{server.name}_*"
+    return json.dumps({**{k: v for k, v in theirs.items() if k != rule}, rule: "allow"})
+
+
+class Kilo(Profile):
+    # `--version` makes no network call; these keep a start-up from updating or reporting
+    quiet_env = {"KILO_DISABLE_AUTOUPDATE": "1", "KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_MODELS_FETCH": "1"}
+    version_timeout = 10.0
+    mcp_note = None
+
+    def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
+        """`kilo --session ID` carries its own session on; with none recorded, `--continue`
+        opens the folder's most recent one."""
+        argv = without_session(argv)
+        if fresh:
+            return Resumed(argv)
+        if session.get("agent_session_id"):
+            return Resumed([argv[0], "--session", session["agent_session_id"], *argv[1:]])
+        return Resumed([argv[0], "--continue", *argv[1:]])
+
+    def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
+        theirs: object = {}
+        if env.get(CONFIG_ENV):
+            try:
+                theirs = jsonc(env[CONFIG_ENV])
+            except ValueError:
+                return None  # theirs stays as it is, and it says what is wrong with it
+        if not isinstance(theirs, dict):
+            return None
+        if isinstance(theirs.get("permission"), str):  # "ask": every tool
+            theirs["permission"] = {"*": theirs["permission"]}
+        mine = mcp_config(server)
+        overlay = permission_overlay(env.get(PERMISSION_ENV), server)
+        if overlay is None:
+            return Hooked(argv, {CONFIG_ENV: json.dumps(merged(mine, theirs))})
+        # the rule only in the overlay: a key the config has already keeps its place before theirs
+        del mine["permission"]
+        return Hooked(argv, {CONFIG_ENV: json.dumps(merged(mine, theirs)), PERMISSION_ENV: overlay})
+
+    def mcp_add(self, server: McpServer) -> list[str]:
+        env = [arg for k, v in server.env.items() for arg in ("--env", f"{k}={v}")]
+        return ["kilo", "mcp", "add", server.name, *env, "--", server.command, *server.args]
+
+
+PROFILE = Kilo("kilo")
