@@ -5,6 +5,7 @@ context, its states in the events `ps` reads, `supervise resume` with its own re
 and the context given again, and `doctor` naming its version as verified."""
 
 import importlib
+import json
 import os
 import pkgutil
 import re
@@ -40,7 +41,7 @@ def agent(request, tmp_path, home):
     screens = []
 
     def start(args):
-        screen = Screen(args, env, project)
+        screen = getattr(kit, "SCREEN", Screen)(args, env, project)
         screens.append(screen)
         kit.ready(screen)
         return screen
@@ -60,15 +61,15 @@ def until(screen, predicate, timeout):
 
 
 def turn(kit, screen, text, sid=None):
-    """Type `text`, see the reply and the agent idle; with `sid`, `ps` showed it working, then waiting."""
+    """Type `text`, see the reply and the agent idle; with `sid`, `ps` showed it working (or asking), then waiting."""
     if hasattr(kit, "typed"):  # key by key, for an agent that takes a burst for a paste
         kit.typed(screen, text)
         screen.pump(0.4)
         screen.child.send("\r")
     else:
         screen.type(text)
-    if sid:
-        until(screen, lambda: session(sid)["state"] == "working", 60)
+    if sid and getattr(kit, "SHOWS_WORKING", True):
+        until(screen, lambda: session(sid)["state"] in ("working", "permission"), 60)
     screen.wait("(?i)reply to: " + re.escape(text[:30]), 90)
     kit.idle(screen)
     if sid:
@@ -84,14 +85,18 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
     screen = start(["--", str(kit.binary()), *kit.ARGV])
     sid = latest()["id"]
     turn(kit, screen, FIRST, sid)
-    screen.type(kit.COMPACT)
-    screen.wait(kit.COMPACTED if isinstance(kit.COMPACTED, str) else kit.COMPACTED.pattern, 90)
+    if hasattr(kit, "compact"):  # an agent with no command for it compacts by itself
+        kit.compact(screen)
+    else:
+        screen.type(kit.COMPACT)
+        screen.wait(kit.COMPACTED if isinstance(kit.COMPACTED, str) else kit.COMPACTED.pattern, 90)
     # supervise types its context back once the agent is idle again, and sees it taken
     [given] = until(screen, lambda: [i for i in injections(sid) if i.get("confirmed")] or None, 120)
     assert given["reason"] == "compaction" and given["context_session"] == sid
     kit.idle(screen)
-    assert [r for r in api.requests if HEAD in r.all_text()], "the agent never sent our context to its model"
     turn(kit, screen, SECOND)
+    # with the next turn at the latest (a hook's context goes with it)
+    assert [r for r in api.requests if HEAD in json.dumps(r.body)], "the agent never sent our context to its model"
     kit.quit(screen)
     recorder_done(sid, 240)
 

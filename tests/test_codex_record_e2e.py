@@ -8,7 +8,8 @@ import subprocess
 from conftest import SUPERVISE
 from helpers import latest, recorder_done, session, wait_for
 from procs import live
-from test_memory_codex import codex_sessions, end_leftovers, idle, quit_codex, say  # noqa: F401  (codex_sessions: the fixture)
+from kits.codex import idle, ready, say
+from test_memory_codex import codex_sessions, end_leftovers, quit_codex  # noqa: F401  (codex_sessions: the fixture)
 
 REQUEST = "turn 1: write src/totals.py to sum data.csv amounts"
 SUMMARY = "Checkpoint: the user is testing the terminal client with short greetings."
@@ -71,7 +72,6 @@ def rollouts(env):
 
 def start_resumed(sid, env, project):
     from agentdriver import Screen
-    from test_memory_codex import ready
 
     screen = Screen(["resume", sid], env, project)
     ready(screen)

@@ -66,6 +66,7 @@ def test_every_echo_form_is_taken_out_and_nothing_around_it(form):
         ("› [Pasted Content {chars} chars]", "chars"),
         ("┃  [Pasted ~{lines} lines]", "lines"),
         (" > [Pasted Text: {lines} lines]", "lines"),  # Gemini CLI 0.61.0
+        (" ❯ [[supervise] You are continuing earlier work in t... Pasted +{lines} lines]", "lines"),  # Cline CLI 3.0.65
     ],
 )
 def test_a_collapsed_paste_of_our_size_is_ours_and_another_is_the_users(placeholder, size):

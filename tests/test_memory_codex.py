@@ -13,22 +13,20 @@ import json
 import os
 import re
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from agentdriver import Screen
+from kits import codex
+from kits.codex import MODEL, idle, ready, say
 from fake_responses import FakeResponses, completed, message_events
 from helpers import latest, recorder_done, session, wait_for
 from planted import DECISION, FRAME, LOOKUP, REQUEST, SECRET, context_of_session_1, leaked
 from procs import left_running, live
 from test_summary_backends_codex import codex_bin
 
-MODEL = "gpt-6.1-sol"
-IDLE = r"› Ask Codex to do anything"
-BUSY = "esc to interrupt"
 DIALOG = r"Allow the supervise MCP server|Field 1/1|enter to submit \| esc to cancel|Would you like to run"
 TRIES = 20  # calls of search in one turn while Codex has not listed it yet (its server starting)
 
@@ -151,104 +149,8 @@ def created(rid: str) -> dict:
     return {"type": "response.created", "response": {"id": rid, "object": "response", "status": "in_progress", "model": MODEL}}
 
 
-def user_home(base: Path, project: Path, api_url: str) -> dict:
-    """A user's environment where Codex runs MODEL on an API-key provider at `api_url` and
-    trusts `project`; their config.toml names no MCP server (supervise gives its own per run)."""
-    home = base / "user-home"
-    (home / ".codex").mkdir(parents=True)
-    (home / ".codex" / "config.toml").write_text(
-        "\n".join(
-            [
-                f'model = "{MODEL}"',
-                'model_provider = "fake"',
-                "check_for_update_on_startup = false",
-                "",
-                "[model_providers.fake]",
-                'name = "fake"',
-                f'base_url = "{api_url}/v1"',
-                'wire_api = "responses"',
-                'env_key = "FAKE_API_KEY"',
-                "request_max_retries = 0",
-                "stream_max_retries = 0",
-                "",
-                "[analytics]",
-                "enabled = false",
-                "",
-                f'[projects."{project}"]',
-                'trust_level = "trusted"',
-            ]
-        )
-        + "\n"
-    )
-    dirs = {name: base / name.lower() for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR")}
-    for d in dirs.values():
-        d.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEX_", "ANTHROPIC_", "SUPERVISE_SUMMARY_"))}
-    env.update(
-        {k: str(v) for k, v in dirs.items()},
-        HOME=str(home),
-        FAKE_API_KEY="fake-key",
-        TERM="xterm-256color",
-        LANG="C.UTF-8",
-        NO_UPDATE_NOTIFIER="1",
-    )
-    return env
-
-
-def pump_until(screen, done, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        if done():
-            return
-        if not screen.child.isalive():
-            break
-    raise AssertionError(f"{what}; the screen shows:\n{screen.text()[-3000:]}")
-
-
-def idle(screen, timeout: float = 90.0) -> None:
-    """Codex shows its input placeholder and no line says it is working."""
-    pump_until(screen, lambda: re.search(IDLE, screen.text()) and BUSY not in screen.text(), timeout, "Codex never became idle")
-
-
-def ready(screen) -> None:
-    """Codex has started its session: it says "idle" in an OSC 7501 sequence once it can take
-    a message (its input box is drawn earlier, and an Enter before this is lost)."""
-    pump_until(screen, lambda: any("7501;state=idle" in chunk for chunk in screen.raw), 120, "Codex never started")
-    idle(screen)
-
-
-def say(screen, text: str) -> None:
-    """Type a message and send it: Enter once the text is in its input box, again while it
-    stays there (a busy machine can let Codex take an Enter for the end of a paste)."""
-    screen.type(text, enter=False)
-    pump_until(screen, lambda: _in_input_box(screen, text), 30, "the message never reached Codex's input box")
-    screen.pump(0.5)
-    for _ in range(3):
-        screen.child.send("\r")
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and _in_input_box(screen, text):
-            screen.pump(0.2)
-        if not _in_input_box(screen, text):
-            return
-    raise AssertionError(f"Codex never took the message; the screen shows:\n{screen.text()[-3000:]}")
-
-
-def _in_input_box(screen, text: str) -> bool:
-    """Is `text` still in its input box (the last "› " line on screen), not sent?"""
-    boxes = [line for line in screen.text().splitlines() if line.startswith("› ")]
-    return bool(boxes) and text[:20] in boxes[-1]
-
-
 def quit_codex(screen) -> None:
-    """Ctrl-C until it exits (the first may only arm it)."""
-    for _ in range(4):
-        screen.child.send("\x03")
-        deadline = time.monotonic() + 5
-        while screen.child.isalive() and time.monotonic() < deadline:
-            screen.pump(0.2)
-        if not screen.child.isalive():
-            break
+    codex.quit(screen)
     screen.close()
 
 
@@ -277,11 +179,9 @@ def mcp_server_env(home: Path) -> dict[str, str]:
 def codex_sessions(tmp_path, home):
     """start() -> a Screen of the real Codex under supervise in one project; `api` is the fake."""
     exe = codex_bin()
-    project = tmp_path / "work"
-    project.mkdir()
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
     api = Model(compact_delay=0).start()
-    env = {**user_home(tmp_path, project, api.url), "SUPERVISE_HOME": str(home)}
+    env, project = codex.environment(tmp_path, api.url)
+    env["SUPERVISE_HOME"] = str(home)
     screens = []
 
     def start() -> Screen:

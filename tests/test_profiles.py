@@ -8,6 +8,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import supervisor
 from supervisor import profiles
 from supervisor.detection import patterns
@@ -67,3 +69,21 @@ def test_every_shipped_cli_has_a_profile_and_a_pattern_file():
         assert profiles.get(name).name == name
     assert profiles.get("no-such-agent").name == "no-such-agent"
     assert profiles.get(None).transcript is None
+
+
+@pytest.mark.parametrize(
+    "agent, ran, carried",
+    [
+        ("claude", ["claude", "-r", "old", "--model", "m"], ["claude", "--resume", "new", "--model", "m"]),
+        ("codex", ["codex", "resume", "old", "-m", "m"], ["codex", "resume", "new", "-m", "m"]),
+        ("gemini", ["gemini", "--resume=old", "-m", "m"], ["gemini", "--resume", "new", "-m", "m"]),
+        ("pi", ["pi", "--continue", "--session", "old", "--model", "m"], ["pi", "--session", "new", "--model", "m"]),
+        ("qwen", ["qwen", "-c", "--resume", "old"], ["qwen", "--resume", "new"]),
+        ("kilo", ["kilo", "--session=old", "-m", "m"], ["kilo", "--session", "new", "-m", "m"]),
+        ("cline", ["cline", "--id=old", "-m", "m"], ["cline", "--id", "new", "-m", "m"]),
+        ("opencode", ["opencode", "-s", "old", "-m", "m"], ["opencode", "--continue", "-m", "m"]),
+    ],
+)
+def test_a_resumed_agent_carries_its_own_session_on_and_no_earlier_one(agent, ran, carried):
+    """The session it was run with is replaced by the one being carried on, its other arguments kept."""
+    assert profiles.get(agent).resume(ran, {"id": "s1", "agent_session_id": "new"}, fresh=False).argv == carried

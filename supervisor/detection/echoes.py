@@ -3,7 +3,7 @@
 A context typed at the prompt is echoed on screen, and agents redraw what was typed their
 own way: quoted in their history (` > [supervise] …`, indented lines), wrapped at the
 window's width, drawn in an input box with `↑` and `•` marks, and a long paste may be collapsed to `[Pasted text #1 +40 lines]`,
-`[Pasted Content 1157 chars]`, `[Pasted Text: 27 lines]` or `[Pasted ~40 lines]`. An agent
+`[Pasted Content 1157 chars]`, `[Pasted Text: 27 lines]`, `[Pasted ~40 lines]` or `[its first words... Pasted +40 lines]`. An agent
 may quote it in its reply too, or print it as it sends it (a verbose mode's `USER …`). Read back, an echo would pass for the user's latest request, for the agent's output,
 for an error, and (it says "compacted") for a detection.
 
@@ -47,7 +47,10 @@ _DROP_KEEP_NEWLINES = _DROP.replace(b"\n", b"")
 # It is dropped, like a glyph, before a line is compared; else a short line of ours
 # ("USER Still to do:") would not be recognized, and would break the run it stands in.
 LABEL = re.compile(r"[ \t]*[A-Z][A-Z_]{1,11}[ \t]+")
-PASTED = re.compile(r"\[Pasted (?:text #\d+ \+|text: |Content |~)?(?P<n>\d+) (?P<unit>lines?|chars)\]", re.IGNORECASE)
+# (some begin with the paste's first words: "[[supervise] You are continuing ea... Pasted +27 lines]")
+PASTED = re.compile(
+    r"\[(?:[^\n]{0,80}?\.\.\. )?Pasted (?:text #\d+ \+|text: |Content |~|\+)?(?P<n>\d+) (?P<unit>lines?|chars)\]", re.IGNORECASE
+)
 
 
 def normalize(text: str, newlines: bool = False) -> str:

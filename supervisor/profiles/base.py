@@ -9,6 +9,22 @@ from pathlib import Path
 from types import ModuleType
 
 
+def without_options(argv: list[str], valued: tuple[str, ...] = (), flags: tuple[str, ...] = ()) -> list[str]:
+    """`argv` without the options named (those a resumed run's own replace): each of `valued`
+    with its value (`--x V`, `--x=V`; a next word that is an option is no value), each of
+    `flags` alone."""
+    out, rest = argv[:1], list(argv[1:])
+    while rest:
+        arg = rest.pop(0)
+        name = arg.split("=", 1)[0]
+        if name in valued:
+            if "=" not in arg and rest and not rest[0].startswith("-"):
+                rest.pop(0)
+        elif arg not in flags:
+            out.append(arg)
+    return out
+
+
 @dataclass(frozen=True)
 class Resumed:
     """How an agent's session is carried on by `supervise resume`."""

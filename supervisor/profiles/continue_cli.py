@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from .base import Hooked, McpServer, Profile, Resumed
+from .base import Hooked, McpServer, Profile, Resumed, without_options
 
 RESUME_FLAGS = ("--resume",)
 FORK_FLAGS = ("--fork",)  # takes a session id
@@ -25,15 +25,7 @@ MCP_FILE = "continue-mcp.yaml"
 
 def without_resume(argv: list[str]) -> list[str]:
     """`argv` without the `--resume` or `--fork ID` (`--fork=ID`) it was run with."""
-    out, skip = [argv[0]], False
-    for arg in argv[1:]:
-        if skip:
-            skip = False
-        elif arg in FORK_FLAGS:
-            skip = True
-        elif arg not in RESUME_FLAGS and not arg.startswith("--fork="):
-            out.append(arg)
-    return out
+    return without_options(argv, FORK_FLAGS, RESUME_FLAGS)
 
 
 def mcp_block(server: McpServer) -> str:
@@ -54,7 +46,8 @@ class ContinueCli(Profile):
             return Resumed(argv)
         if session.get("agent_session_id"):
             return Resumed([argv[0], "--fork", session["agent_session_id"], *argv[1:]])
-        return Resumed([argv[0], "--resume", *argv[1:]])
+        # its `--resume` opens its latest session of any folder: perhaps another project's
+        return Resumed(argv, note="supervise: Continue's own session id was not recorded: it starts a new conversation, given the context")
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
         block = folder / MCP_FILE

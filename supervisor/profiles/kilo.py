@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from .base import Hooked, McpServer, Profile, Resumed
+from .base import Hooked, McpServer, Profile, Resumed, without_options
 from .opencode import jsonc, mcp_config, merged
 
 CONFIG_ENV = "KILO_CONFIG_CONTENT"
@@ -26,15 +26,7 @@ _SESSION_FLAG = ("-c", "--continue", "--fork", "--cloud-fork")
 
 def without_session(argv: list[str]) -> list[str]:
     """`argv` without the options it was run with that choose a session."""
-    out, skip = [argv[0]], False
-    for arg in argv[1:]:
-        if skip:
-            skip = False
-        elif arg in _SESSION_VALUE:
-            skip = True
-        elif arg not in _SESSION_FLAG and not arg.startswith(tuple(f"{o}=" for o in _SESSION_VALUE)):
-            out.append(arg)
-    return out
+    return without_options(argv, _SESSION_VALUE, _SESSION_FLAG)
 
 
 def permission_overlay(value: str | None, server: McpServer) -> str | None:

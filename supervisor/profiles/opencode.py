@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from .base import Hooked, McpServer, Profile, Resumed
+from .base import Hooked, McpServer, Profile, Resumed, without_options
 
 CONFIG_ENV = "OPENCODE_CONFIG_CONTENT"
 # Options that choose the session it opens (the resumed one replaces them): with a value, and not.
@@ -19,15 +19,7 @@ SESSION_FLAG = ("-c", "--continue", "--fork")
 
 
 def without_session(argv: list[str]) -> list[str]:
-    out, skip = [argv[0]], False
-    for arg in argv[1:]:
-        if skip:
-            skip = False
-        elif arg in SESSION_VALUE:
-            skip = True
-        elif arg not in SESSION_FLAG and not arg.startswith(("--session=", "-s=")):
-            out.append(arg)
-    return out
+    return without_options(argv, SESSION_VALUE, SESSION_FLAG)
 
 
 # JSON with comments, as OpenCode reads its config: strings kept whole, comments and trailing commas dropped.

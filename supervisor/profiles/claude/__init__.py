@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..base import Hooked, McpServer, Profile, Resumed
+from ..base import Hooked, McpServer, Profile, Resumed, without_options
 from . import hook, summary, transcript
 
 RESUME_FLAGS = ("--resume", "-r")
@@ -26,20 +26,7 @@ MCP_FILE = "claude-mcp.json"
 def without_resume(argv: list[str]) -> list[str]:
     """`argv` without any --resume [ID] / -r [ID] / --continue / -c: the old session's own
     resume flags must not fight the new one."""
-    out: list[str] = []
-    skip_value = False
-    for arg in argv:
-        if skip_value:
-            skip_value = False
-            if not arg.startswith("-"):
-                continue
-        if arg in RESUME_FLAGS:
-            skip_value = True
-            continue
-        if arg in CONTINUE_FLAGS or arg.startswith("--resume="):
-            continue
-        out.append(arg)
-    return out
+    return without_options(argv, RESUME_FLAGS, CONTINUE_FLAGS)
 
 
 def resume_argv(argv: list[str], agent_session_id: str | None) -> list[str]:

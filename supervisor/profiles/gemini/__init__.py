@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..base import McpServer, Profile, Resumed
+from ..base import McpServer, Profile, Resumed, without_options
 from . import summary, transcript
 
 RESUME_FLAGS = ("--resume", "-r")
@@ -15,15 +15,7 @@ RESUME_FLAGS = ("--resume", "-r")
 
 def without_resume(argv: list[str]) -> list[str]:
     """`argv` without a `--resume X` / `-r X` / `--resume=X` it was run with."""
-    out, skip = [argv[0]], False
-    for arg in argv[1:]:
-        if skip:
-            skip = False
-        elif arg in RESUME_FLAGS:
-            skip = True
-        elif not arg.startswith("--resume="):
-            out.append(arg)
-    return out
+    return without_options(argv, RESUME_FLAGS)
 
 
 class Gemini(Profile):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..base import Profile, Resumed
+from ..base import Profile, Resumed, without_options
 from . import transcript
 
 # Options that pick which session it opens (the one given replaces them), with a value or not.
@@ -19,15 +19,7 @@ _SESSION_FLAG = ("-c", "--continue", "-r", "--resume", "--no-session")
 
 def without_session(argv: list[str]) -> list[str]:
     """`argv` without the options it was run with that choose a session."""
-    out, skip = [argv[0]], False
-    for arg in argv[1:]:
-        if skip:
-            skip = False
-        elif arg in _SESSION_VALUE:
-            skip = True
-        elif arg not in _SESSION_FLAG and not arg.startswith(tuple(f"{o}=" for o in _SESSION_VALUE)):
-            out.append(arg)
-    return out
+    return without_options(argv, _SESSION_VALUE, _SESSION_FLAG)
 
 
 class Pi(Profile):

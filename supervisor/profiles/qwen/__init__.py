@@ -11,25 +11,17 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..base import Hooked, McpServer, Profile, Resumed
+from ..base import Hooked, McpServer, Profile, Resumed, without_options
 from . import transcript
 
 MCP_FILE = "qwen-mcp.json"
+
+
 # options that carry a session on, and whether each takes a value
-_RESUMING = {"--resume": True, "-r": True, "--continue": False, "-c": False, "--session-id": True}
-
-
 def without_resume(argv: list[str]) -> list[str]:
-    """`argv` without the options it carried a session on with: the new ones replace them."""
-    out, rest = [argv[0]], argv[1:]
-    while rest:
-        arg, rest = rest[0], rest[1:]
-        name = arg.split("=", 1)[0]
-        if name not in _RESUMING:
-            out.append(arg)
-        elif _RESUMING[name] and "=" not in arg and rest and not rest[0].startswith("-"):
-            rest = rest[1:]  # its value (`--resume` alone opens its session picker)
-    return out
+    """`argv` without the options it carried a session on with: the new ones replace them
+    (`--resume` alone opens its session picker)."""
+    return without_options(argv, ("--resume", "-r", "--session-id"), ("--continue", "-c"))
 
 
 def mcp_config(server: McpServer) -> dict:
