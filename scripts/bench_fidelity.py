@@ -45,6 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+import fidelity_records  # noqa: E402  (beside this script)
 from fakeapi import FakeAnthropic  # noqa: E402
 from supervisor import config  # noqa: E402
 from supervisor.detection import echoes, patterns  # noqa: E402
@@ -508,17 +509,23 @@ def settings_for(backend: str, url: str | None) -> config.Settings:
     return config.Settings(summary=config.Summary(backend="api", base_url=url, api_key="sk-ant-test", max_retries=0, timeout=20.0))
 
 
-def synthetic(agent: str, backend: str, url: str | None, kb: int, home: Path) -> list[dict]:
+def synthetic(agent: str, backend: str, url: str | None, kb: int, home: Path, with_record: bool = False) -> list[dict]:
     """One agent's session written as its text log, a round where each compaction starts
-    and one at the end, each given context echoed into what follows."""
-    a = DRAWERS[agent]
-    store = Store(home / f"{agent}-{backend}.db")
-    log = home / f"{agent}-{backend}.log"
+    and one at the end, each given context echoed into what follows; `with_record`: and as
+    the agent's own record of it, which the rounds read too."""
+    source = "record" if with_record else "screen"
+    record = fidelity_records.RECORDS[agent](str(home)) if with_record else None
+    a = fidelity_records.Recorded(DRAWERS[agent], record) if record is not None else DRAWERS[agent]
+    top = home / f"{agent}-{backend}-record"
+    store = Store(home / f"{agent}-{backend}-{source}.db")
+    log = home / f"{agent}-{backend}-{source}.log"
     log.write_text("")
     s = store.create_session(
         name=None, command=agent, argv=[agent], agent=agent, cwd=str(home), pid=os.getpid(), parent_id=None, options={}
     )
     store.update_session(s["id"], log_path=str(log), cast_path=str(home / "none.cast"))
+    if record is not None:
+        store.update_session(s["id"], agent_session_id=fidelity_records.SESSION)
     pattern_set = patterns.select(patterns.load_all([], env={}), agent)
     settings = settings_for(backend, url)
     parts = segments(a, kb, random.Random(f"{agent}"))
@@ -528,13 +535,20 @@ def synthetic(agent: str, backend: str, url: str | None, kb: int, home: Path) ->
         lines = ([*a.echo(given)] if given else []) + part + (a.compaction()[:1] if n <= 3 else [])
         with open(log, "a", encoding="utf-8") as fh:
             fh.write("\n".join(lines) + "\n")
+        if record is not None:
+            if given:  # what supervise typed is in the agent's record too
+                record.part = n
+                record.user(given)
+            record.write(top, n)
         trigger = "compaction_started" if n <= 3 else "session_end"
-        row = rounds.make(store, store.get_session(s["id"]), trigger, settings, env={}, pattern_set=pattern_set, live=True)
+        row = rounds.make(
+            store, store.get_session(s["id"]), trigger, settings, env={}, pattern_set=pattern_set, live=True, transcript_dir=top
+        )
         if n <= 3:
             with open(log, "a", encoding="utf-8") as fh:
                 fh.write("\n".join(a.compaction()[1:]) + "\n")
         given = row["prompt"]
-        out.append(result(agent, backend, row, SYNTH, min(n, 3), n))
+        out.append({**result(agent, backend, row, SYNTH, min(n, 3), n), "source_read": source})
     store.close()
     return out
 
@@ -643,6 +657,20 @@ def summary(results: list[dict]) -> dict:
     return out
 
 
+def sources(screen: list[dict], read: list[dict]) -> dict:
+    """(agent, backend) -> the share of facts kept reading the screen alone, and with the agent's record."""
+    out = {}
+    for agent, backend in dict.fromkeys((r["agent"], r["backend"]) for r in read):
+        row: dict = {}
+        for name, rows in (("screen", screen), ("record", read)):
+            mine = [r for r in rows if r["agent"] == agent and r["backend"] == backend]
+            facts = [k for r in mine for k in r["facts"].values()]
+            row[name] = sum(facts) / len(facts) if facts else 0.0
+            row[f"{name}_lost"] = sorted({f"{f} (round {r['round']})" for r in mine for f, k in r["facts"].items() if not k})
+        out[(agent, backend)] = row
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--noise-kb", type=int, default=60, help="KB of noise around each part's facts (synthetic agents)")
@@ -652,6 +680,7 @@ def main() -> int:
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     began = time.monotonic()
     results: list[dict] = []
+    read: list[dict] = []  # the same sessions read through the agents' own records as well
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as api:
         api.add(faithful, match=lambda r: (r.body.get("tool_choice") or {}).get("name") == schema.TOOL["name"], times=None)
         home = Path(tmp)
@@ -672,6 +701,8 @@ def main() -> int:
             if agent != "demo":
                 for backend in BACKENDS:
                     results += synthetic(agent, backend, api.url, args.noise_kb, home)
+                    if agent in fidelity_records.RECORDS:
+                        read += synthetic(agent, backend, api.url, args.noise_kb, home, with_record=True)
         for t in threads:
             t.join()
         if failures:
@@ -704,12 +735,23 @@ def main() -> int:
         )
         if s["lost"]:
             print("  lost (rounds): " + ", ".join(f"{k} ({v})" for k, v in sorted(s["lost"].items())))
+    by_source = sources(results, read)
+    if by_source:
+        print("\nper agent, the screen alone beside its own record too (facts kept; the two requests verbatim):")
+        for (agent, backend), row in by_source.items():
+            lost = "; lost with its record: " + ", ".join(row["record_lost"]) if row["record_lost"] else ""
+            print(f"  {agent:<9} {backend:<9} screen {row['screen']:.1%}   with its record {row['record']:.1%}{lost}")
     print(f"({took:.0f} s; '!' marks a round the api backend gave to the heuristic)")
     for r in results:
         if r["echoes"]:
             print(f"echo in {r['agent']} round {r['round']} ({r['backend']}): {r['echoes'][:2]}")
     if args.json:
-        print(json.dumps({"agents": agents, "noise_kb": args.noise_kb, "seconds": took, "backends": figures, "rounds": results}))
+        sourced = [{"agent": a, "backend": b, **row} for (a, b), row in by_source.items()]
+        print(
+            json.dumps(
+                {"agents": agents, "noise_kb": args.noise_kb, "seconds": took, "backends": figures, "rounds": results, "sources": sourced}
+            )
+        )
     return 0
 
 

@@ -120,7 +120,7 @@ def test_the_original_request_of_every_real_agent_is_found_verbatim(fixture):
 
     sets = patterns.load_all(env={})
     text = "\n".join(log_lines(fixture.path))
-    wanted = userturns.original_request(fixture.expected["user_turns"])
+    wanted = userturns.original_request(fixture.expected.get("requests") or fixture.expected["user_turns"])
     d = digest.build(text, patterns=sets[fixture.agent])
     assert folded(d.original_request) == folded(wanted)
     assert f"## Original request (verbatim)\n{d.original_request or '(not found in the log)'}\n" in d.text

@@ -84,3 +84,12 @@ def test_each_folder_says_what_it_owns_and_each_module_reads_at_a_sitting():
             assert doc and "\n" not in doc.split("\n\n")[0], f"{path}: the folder's __init__ says what it owns, in one line first"
     long = {str(p.relative_to(PACKAGE.parent)): n for p in known.values() if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_every_folder_of_the_package_is_installed():
+    """A folder left out of pyproject's package list is missing from the wheel, and its
+    modules with it (an editable install hides that)."""
+    checkout = Path(__file__).resolve().parent.parent / "supervisor"
+    folders = {p.parent.relative_to(checkout) for p in checkout.rglob("__init__.py") if "__pycache__" not in p.parts}
+    missing = sorted(str(f) for f in folders if not (PACKAGE / f / "__init__.py").exists())
+    assert not missing, f"not installed (add them to [tool.setuptools] packages in pyproject.toml): {missing}"

@@ -71,7 +71,7 @@ class Given:
     sizes: tuple[tuple[int, int], ...]  # (characters, lines) of each, for collapsed pastes
     each: tuple[frozenset[str], ...] = ()  # the pieces of each text, in the order given
     texts: tuple[str, ...] = ()  # each text, normalized
-    short: frozenset[str] = frozenset()  # its own lines too short for pieces ("- (none)", "Completed:"), normalized
+    short: frozenset[str] = frozenset()  # its lines too short for pieces ("- (none)", "Completed:"), normalized
     short_lines: frozenset[str] = frozenset()  # the same lines as written
 
     @classmethod
@@ -88,8 +88,14 @@ class Given:
             text = text.strip()
             if not text:
                 continue
+            # its short lines as written; a value quoted from the session only as a bullet of
+            # ours ("- src/a.py"): alone, the user's own words are theirs
             theirs = {normalize(line) for line in quoted.splitlines()}
-            mine_short = [line.strip() for line in text.splitlines() if 0 < len(n := normalize(line)) < PIECE and n not in theirs]
+            mine_short = [
+                line.strip()
+                for line in text.splitlines()
+                if 0 < len(n := normalize(line)) < PIECE and (n not in theirs or line.lstrip().startswith("- "))
+            ]
             short |= {normalize(line) for line in mine_short}
             short_lines |= set(mine_short)
             texts.append(normalize(text))

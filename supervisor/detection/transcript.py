@@ -80,9 +80,15 @@ class TranscriptFollower:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event) -> None:
-                if event.event_type not in NEW_DATA or event.is_directory:
+                if event.event_type not in NEW_DATA:
                     return
                 path = Path(os.fsdecode(getattr(event, "dest_path", "") or event.src_path))
+                if event.is_directory:
+                    # a new dated folder: what was written before it was watched is read now
+                    if follower.recursive and event.event_type != "modified":
+                        for found in sorted(path.rglob("*.jsonl")):
+                            follower.read(found)
+                    return
                 if path.suffix == ".jsonl":
                     follower.read(path)
 

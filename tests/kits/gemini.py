@@ -55,7 +55,8 @@ def environment(base: Path, api_url: str, config: dict | None = None) -> tuple[d
         d.mkdir(parents=True, exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(config or settings(), indent=1))
     subprocess.run(["git", "init", "-q", str(work)], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_", "CLOUD_SHELL", "XDG_"))}
+    # (not CI: under CI=true it takes itself for a batch job and wants its prompt on stdin)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_", "CLOUD_SHELL", "XDG_")) and k != "CI"}
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),

@@ -144,5 +144,14 @@ def as_lines(records: Iterable[Record]) -> list[str]:
             elif b.get("type") == "tool_result" and b.get("is_error"):
                 inner = b.get("content")
                 text = inner if isinstance(inner, str) else " ".join(x.get("text", "") for x in inner or [] if isinstance(x, dict))
-                out.append("  ⎿ Error: " + text.strip().splitlines()[0][:300] if text.strip() else "  ⎿ Error")
+                out.append("  ⎿ Error: " + _telling(text)[:300] if text.strip() else "  ⎿ Error")
     return out
+
+
+_ERROR = re.compile(r"error|exception|traceback|failed", re.I)
+
+
+def _telling(text: str) -> str:
+    """The line of a failed tool's output that says what went wrong (else its first)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return next((line for line in lines if _ERROR.search(line)), lines[0])
