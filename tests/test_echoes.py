@@ -118,7 +118,17 @@ def test_pieces_of_its_own_wording_left_alone_by_a_redraw_are_taken_out_and_a_us
     given = echoes.Given.of([(schema.render(empty, 3), schema.quoted(empty))])
     assert "- (none)" in schema.render(empty, 3)
     opencode = select(load_all([]), "opencode")
-    rows = ["  ┃  turn 2: rename the column", "  ┃", "  ┃  - (none)", "  ┃", "  ┃  - test_sm2.py", "  ┃", "  ┃  none", "  ┃", "  ┃  test_sm2.py"]
+    rows = [
+        "  ┃  turn 2: rename the column",
+        "  ┃",
+        "  ┃  - (none)",
+        "  ┃",
+        "  ┃  - test_sm2.py",
+        "  ┃",
+        "  ┃  none",
+        "  ┃",
+        "  ┃  test_sm2.py",
+    ]
     assert [t.text for t in userturns.find(echoes.strip("\n".join(rows), given), opencode)] == [
         "turn 2: rename the column",
         "none",
