@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 import os
 import re
 import subprocess
@@ -204,6 +205,41 @@ class Screen:
                     return m
                 break
         raise AssertionError(f"screen never showed {pattern!r}; it shows:\n{self.text()[-3000:]}")
+
+    def shown(self) -> str:
+        """The screen as shown now (the alternate one while a program draws there), no scrollback."""
+        return "\n".join(line.text.rstrip() for line in self.vt.view())
+
+    def hold(self, seconds: float) -> None:
+        """Keep reading the screen for `seconds` (a spinner keeps `pump` from waiting that long)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.pump(0.2)
+
+    def wait_shown(self, pattern: str | re.Pattern, timeout: float = 30.0) -> re.Match:
+        """Until the screen as shown (not its scrollback) matches `pattern`."""
+        deadline = time.monotonic() + timeout
+        rx = re.compile(pattern)
+        while time.monotonic() < deadline:
+            self.pump(0.2)
+            m = rx.search(self.shown())
+            if m:
+                return m
+        raise AssertionError(f"screen never showed {rx.pattern!r}; it shows:\n{self.shown()}")
+
+    def settled(self, idle: Callable[[str], object], timeout: float = 60.0, settle: float = 1.0) -> None:
+        """Until `idle(what is shown)` holds for `settle` seconds on end."""
+        deadline = time.monotonic() + timeout
+        since = None
+        while time.monotonic() < deadline:
+            self.pump(0.2)
+            if idle(self.shown()):
+                since = since or time.monotonic()
+                if time.monotonic() - since >= settle:
+                    return
+            else:
+                since = None
+        raise AssertionError(f"never idle; the screen shows:\n{self.shown()}")
 
     def type(self, text: str, enter: bool = True) -> None:
         """Text first, Enter on its own a moment later (an Enter inside a burst is taken as paste)."""

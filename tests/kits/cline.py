@@ -17,6 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from agentdriver import Screen
 from fakeapi import FakeAnthropic, Request
 
 NAME = "cline"
@@ -177,43 +178,12 @@ def environment(base: Path, api_url: str, model: str = MODEL, window: int | None
 # ---- driving it --------------------------------------------------------------------------
 
 
-def view(screen) -> str:
-    """The screen as shown now (it draws on the alternate screen)."""
-    return "\n".join(screen.vt[i].text.rstrip() for i in range(ROWS))
-
-
-def hold(screen, seconds: float) -> None:
-    """Keep reading the screen for `seconds`."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-
-
-def wait(screen, pattern: str | re.Pattern, timeout: float = 30.0) -> re.Match:
-    deadline = time.monotonic() + timeout
-    rx = re.compile(pattern)
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        m = rx.search(view(screen))
-        if m:
-            return m
-    raise AssertionError(f"screen never showed {rx.pattern!r}; it shows:\n{view(screen)}")
-
-
 def idle(screen, timeout: float = 60.0, settle: float = 1.0) -> None:
-    """The footer is up and nothing is busy, for `settle` seconds."""
-    deadline = time.monotonic() + timeout
-    since = None
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        text = view(screen)
-        if IDLE.search(text) and not BUSY.search(text):
-            since = since or time.monotonic()
-            if time.monotonic() - since >= settle:
-                return
-        else:
-            since = None
-    raise AssertionError(f"never idle; the screen shows:\n{view(screen)}")
+    """Its idle line is up and no busy line, for `settle` seconds."""
+    screen.settled(lambda text: IDLE.search(text) and not BUSY.search(text), timeout, settle)
+
+
+view, hold, wait = Screen.shown, Screen.hold, Screen.wait_shown
 
 
 def ready(screen, timeout: float = 60.0) -> None:

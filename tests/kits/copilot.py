@@ -16,6 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from agentdriver import Screen
 from fakeapi import FakeAnthropic, Request
 
 NAME = "copilot"
@@ -159,46 +160,16 @@ class Model(FakeAnthropic):
         return reply
 
 
-def view(screen) -> str:
-    """The screen as shown now (it draws on the alternate screen)."""
-    return "\n".join(line.text.rstrip() for line in screen.vt.view())
-
-
-def hold(screen, seconds: float) -> None:
-    """Keep reading the screen for `seconds`."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        screen.pump(0.1)
-
-
-def wait(screen, pattern: str, timeout: float = 30.0) -> re.Match:
-    deadline = time.monotonic() + timeout
-    rx = re.compile(pattern, re.M)
-    while time.monotonic() < deadline:
-        screen.pump(0.1)
-        m = rx.search(view(screen))
-        if m:
-            return m
-    raise AssertionError(f"screen never showed {pattern!r}; it shows:\n{view(screen)}")
-
-
 def _idle_now(text: str) -> bool:
     return bool(re.search(IDLE, text)) and not re.search(BUSY, text, re.M)
 
 
 def idle(screen, timeout: float = 60.0, settle: float = 1.0) -> None:
-    """Until its footer shows and no busy line does, for `settle` seconds."""
-    deadline = time.monotonic() + timeout
-    since = None
-    while time.monotonic() < deadline:
-        screen.pump(0.1)
-        if _idle_now(view(screen)):
-            since = since or time.monotonic()
-            if time.monotonic() - since >= settle:
-                return
-        else:
-            since = None
-    raise AssertionError(f"never idle; the screen shows:\n{view(screen)}")
+    """Its idle line is up and no busy line, for `settle` seconds."""
+    screen.settled(lambda text: _idle_now(text), timeout, settle)
+
+
+view, hold, wait = Screen.shown, Screen.hold, Screen.wait_shown
 
 
 def ready(screen, timeout: float = 60.0) -> None:

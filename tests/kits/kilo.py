@@ -14,6 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from agentdriver import Screen
 from fakeapi import FakeAnthropic, Request
 
 NAME = "kilo"
@@ -180,21 +181,7 @@ def environment(base: Path, api_url: str, model: str = MODEL) -> tuple[dict[str,
 
 # ---- driving it --------------------------------------------------------------------------
 
-
-def view(screen) -> str:
-    """The screen as shown now (it draws on the alternate screen)."""
-    return "\n".join(screen.vt[i].text.rstrip() for i in range(ROWS))
-
-
-def wait(screen, pattern: str | re.Pattern, timeout: float = 30.0) -> re.Match:
-    deadline = time.monotonic() + timeout
-    rx = re.compile(pattern)
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        m = rx.search(view(screen))
-        if m:
-            return m
-    raise AssertionError(f"screen never showed {rx.pattern!r}; it shows:\n{view(screen)}")
+view, hold, wait = Screen.shown, Screen.hold, Screen.wait_shown
 
 
 def ready(screen, timeout: float = 90.0) -> None:
@@ -205,13 +192,7 @@ def ready(screen, timeout: float = 90.0) -> None:
 
 def idle(screen, timeout: float = 60.0) -> None:
     """The idle footer is up and nothing is busy."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        text = view(screen)
-        if IDLE.search(text) and not BUSY.search(text):
-            return
-    raise AssertionError(f"never idle; the screen shows:\n{view(screen)}")
+    screen.settled(lambda text: IDLE.search(text) and not BUSY.search(text), timeout, settle=0.0)
 
 
 def typed(screen, text: str) -> None:

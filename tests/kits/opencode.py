@@ -9,7 +9,7 @@ import re
 import time
 from pathlib import Path
 
-from agentdriver import opencode_env
+from agentdriver import opencode_env, Screen
 from fakeapi import FakeAnthropic, Request, go_usage_limit
 
 NAME = "opencode"
@@ -127,31 +127,12 @@ def environment(base: Path, api_url: str, extra: dict | None = None, model: str 
     return {**env, **(extra or {})}, project
 
 
-def view(screen) -> str:
-    """The screen as shown now (OpenCode draws on the alternate screen)."""
-    return "\n".join(screen.vt[i].text.rstrip() for i in range(ROWS))
-
-
-def wait(screen, pattern: str, timeout: float = 30.0) -> re.Match:
-    deadline = time.monotonic() + timeout
-    rx = re.compile(pattern)
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        m = rx.search(view(screen))
-        if m:
-            return m
-    raise AssertionError(f"screen never showed {pattern!r}; it shows:\n{view(screen)}")
+view, hold, wait = Screen.shown, Screen.hold, Screen.wait_shown
 
 
 def idle(screen, timeout: float = 60.0) -> None:
-    """The footer says `ctrl+p commands` and nothing is busy."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        text = view(screen)
-        if IDLE in text and BUSY not in text:
-            return
-    raise AssertionError(f"never idle; the screen shows:\n{view(screen)}")
+    """The idle footer is up and nothing is busy."""
+    screen.settled(lambda text: IDLE in text and BUSY not in text, timeout, settle=0.0)
 
 
 def typed(screen, text: str) -> None:
@@ -176,13 +157,6 @@ def quit(screen) -> None:
     screen.pump(1.0)
     screen.child.send("\x03")  # ctrl+c quits from an empty prompt
     screen.pump(0.5)
-
-
-def hold(screen, seconds: float) -> None:
-    """Keep reading the screen for `seconds` (a spinner keeps `pump` from waiting that long)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
 
 
 def ready(screen) -> None:

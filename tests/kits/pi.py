@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from agentdriver import Screen
 from fakeapi import FakeAnthropic, Request
 
 NAME = "pi"
@@ -144,43 +145,12 @@ COMPACT = "/compact"
 COMPACTED = r"Compacted from [\d,]+ tokens"
 
 
-def view(screen) -> str:
-    """The screen as shown now."""
-    return "\n".join(line.text.rstrip() for line in screen.vt.view())
+def idle(screen, timeout: float = 60.0, settle: float = 1.0) -> None:
+    """Its idle line is up and no busy line, for `settle` seconds."""
+    screen.settled(lambda text: re.search(IDLE, text) and not re.search(BUSY, text), timeout, settle)
 
 
-def hold(screen, seconds: float) -> None:
-    """Keep reading the screen for `seconds` (its spinner keeps `pump` from waiting that long)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-
-
-def wait(screen, pattern: str, timeout: float = 30.0) -> re.Match:
-    deadline = time.monotonic() + timeout
-    rx = re.compile(pattern)
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        m = rx.search(view(screen))
-        if m:
-            return m
-    raise AssertionError(f"screen never showed {pattern!r}; it shows:\n{view(screen)}")
-
-
-def idle(screen, timeout: float = 60, settle: float = 1.0) -> None:
-    """The footer is up and no busy line, for `settle` seconds."""
-    deadline = time.monotonic() + timeout
-    since = None
-    while time.monotonic() < deadline:
-        screen.pump(0.2)
-        text = view(screen)
-        if re.search(IDLE, text) and not re.search(BUSY, text):
-            since = since or time.monotonic()
-            if time.monotonic() - since >= settle:
-                return
-        else:
-            since = None
-    raise AssertionError(f"never idle; the screen shows:\n{view(screen)}")
+view, hold, wait = Screen.shown, Screen.hold, Screen.wait_shown
 
 
 def ready(screen) -> None:
