@@ -172,3 +172,12 @@ def test_a_continue_supervise_typed_is_not_the_users_latest_message():
         "continue",
         "fix the parser",
     ]
+
+
+def test_a_message_drawn_again_is_not_the_latest_request():
+    """A full-screen agent redraws its history (at exit, after a resize): the first message
+    read again after the last is a redraw, not what the user asked last."""
+    assert digest.latest_request(None, ["turn 1: write it", "turn 2: rename it", "turn 1: write it"]) == "turn 2: rename it"
+    assert digest.latest_request(None, ["turn 1: write it", "/compact", "turn 2: rename it"]) == "turn 2: rename it"
+    told = digest.Told(["yes", "do X", "yes"], [])  # its own record says what was sent, repeats included
+    assert digest.latest_request(told, ["do X"]) == "yes"

@@ -185,9 +185,12 @@ def original_request(text: str, told: Told | None = None, turns: list[str] | Non
 
 
 def latest_request(told: Told | None, turns: list[str]) -> str:
-    """The user's last message: from the transcript if it has one, else the last of the
-    user's messages the agent's patterns found that is not an agent command."""
-    said = (told.said if told else []) or [t for t in turns if not t.startswith("/")]
+    """The user's last message: from the transcript if it has one, else the last new one of
+    the user's messages the agent's patterns found that is not an agent command (one drawn
+    again word for word is the agent redrawing its history)."""
+    if told and told.said:
+        return told.said[-1]
+    said = list(dict.fromkeys(t for t in turns if not t.startswith("/")))
     return said[-1] if said else ""
 
 
