@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,6 +80,26 @@ def wait_until(screen: Screen, done: Callable[[], bool], seconds: float, failure
         if time.monotonic() > deadline:
             raise AssertionError(failure())
         screen.pump(0.2)
+
+
+def chained(screen: Screen, api, kit, given_answered: Callable[[object], int]) -> None:
+    """The `chained` scenario for an agent with a compact command (its kit's COMPACT): the
+    first turn, then for each later one its compaction, supervise typing its context at the
+    prompt and the agent answering it (`given_answered(api)` counts those), then the turn."""
+    kit.send(screen, CHAINED_TURNS[0], r"Reply to: turn 1")
+    for text in CHAINED_TURNS[1:]:
+        before = given_answered(api)
+        screen.type(kit.COMPACT)
+        wait_until(
+            screen,
+            lambda: given_answered(api) > before,
+            90,
+            lambda: f"no context typed after {kit.COMPACT}; the screen shows:\n{kit.view(screen)}",
+        )
+        kit.idle(screen)
+        kit.hold(screen, 1.0)
+        kit.send(screen, text, r"Reply to: " + re.escape(text[:12]))
+    kit.quit(screen)
 
 
 def supervise_argv() -> list[str]:

@@ -16,7 +16,6 @@ each one. What is typed, and the fake's answers, are in the fixtures' README.md.
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 import tempfile
@@ -24,7 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CHAINED_TURNS, install_npm, keep_record, main, recording, save_given, wait_until, wanted  # noqa: E402
+import common  # noqa: E402
+
+from common import CHAINED_TURNS, install_npm, keep_record, main, recording, save_given, wanted  # noqa: E402
 
 from kits import pi as kit  # noqa: E402  (tests/ is on sys.path via common)
 from supervisor import profiles  # noqa: E402
@@ -139,22 +140,7 @@ def given_answered(api) -> int:
 
 
 def chained(screen, api) -> None:
-    """/compact after each turn; supervise types its context at the prompt and sends it; it is
-    answered before the next turn is typed."""
-    kit.send(screen, CHAINED_TURNS[0], r"Reply to: turn 1")
-    for n, text in enumerate(CHAINED_TURNS[1:], start=1):
-        before = given_answered(api)
-        screen.type(kit.COMPACT)
-        wait_until(
-            screen,
-            lambda: given_answered(api) > before,
-            90,
-            lambda: f"no context typed after /compact; the screen shows:\n{kit.view(screen)}",
-        )
-        kit.idle(screen)
-        kit.hold(screen, 1.0)
-        kit.send(screen, text, r"Reply to: " + re.escape(text[:12]))
-    kit.quit(screen)
+    common.chained(screen, api, kit, given_answered)
 
 
 SCENARIOS = {
