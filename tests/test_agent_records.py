@@ -58,7 +58,7 @@ def test_only_the_rollouts_of_the_sessions_folder_are_followed(tmp_path):
         top,
         lambda record, path: got.append((path.name, rollout.user_text(record))),
         poll=0.05,
-        recursive=True,
+        source=rollout.SOURCE,
         claims=lambda record, path: rollout.claims(record, path, "/work/project", None),
     )
     follower.start()

@@ -101,6 +101,8 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
     recorder_done(sid, 240)
 
     s = session(sid)
+    if profiles.get(kit.NAME).transcript is not None:  # its own record of the run was found and followed
+        assert s.get("agent_session_id"), "its own record of the session was never read"
     kinds = [e["kind"] for e in s["events"]]
     assert {"compaction_started", "compaction_finished"} & set(kinds), kinds
     from supervisor.store.database import Store

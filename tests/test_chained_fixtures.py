@@ -20,7 +20,7 @@ import fixtureset
 from fakeapi import FakeAnthropic
 from supervisor import config
 from supervisor import profiles
-from supervisor.detection import echoes, patterns, transcript
+from supervisor.detection import echoes, patterns
 from supervisor.contexts import rounds, schema
 from supervisor.detection.detector import Detector
 from supervisor.recording.export import render_cast, replay
@@ -55,7 +55,8 @@ def stored_session(fixture, home: Path) -> tuple[Store, dict]:
     store.finish_session(session["id"], COMPLETED, 0)
     if fixture.record is not None:  # the agent's own record of it, where it keeps one
         reader = profiles.get(fixture.agent).transcript
-        records = [r for f in sorted(fixture.record.rglob("*.jsonl")) for r in transcript.read_since(f)[0]]
+        files = sorted({f for f in map(reader.SOURCE.followed, fixture.record.rglob("*")) if f is not None and f.is_file()})
+        records = [r for f in files for r in reader.SOURCE.read(f)[0]]
         store.update_session(session["id"], agent_session_id=next(filter(None, map(reader.session_id, records))))
     for prompt, context in given_pairs(fixture):
         # no log offset: the new round reads the whole log, echoes and all

@@ -81,7 +81,7 @@ def test_every_shipped_cli_has_a_profile_and_a_pattern_file():
         ("qwen", ["qwen", "-c", "--resume", "old"], ["qwen", "--resume", "new"]),
         ("kilo", ["kilo", "--session=old", "-m", "m"], ["kilo", "--session", "new", "-m", "m"]),
         ("cline", ["cline", "--id=old", "-m", "m"], ["cline", "--id", "new", "-m", "m"]),
-        ("opencode", ["opencode", "-s", "old", "-m", "m"], ["opencode", "--continue", "-m", "m"]),
+        ("opencode", ["opencode", "-s", "old", "-m", "m"], ["opencode", "--session", "new", "-m", "m"]),
     ],
 )
 def test_a_resumed_agent_carries_its_own_session_on_and_no_earlier_one(agent, ran, carried):

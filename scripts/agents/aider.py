@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CHAINED_TURNS, install_pip, main, newest_pypi, recording, save_given, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_pip, keep_record, main, newest_pypi, recording, save_given, wanted  # noqa: E402
 
 from kits.aider import (  # noqa: E402  (tests/ is on sys.path via common)
     CHAINED_FILES,
@@ -225,6 +225,7 @@ def record(version: str, out: Path) -> None:
                     screen.__class__ = Terminal  # common.recording makes a plain Screen
                     idle(screen, 90)
                     drive(screen)
+                keep_record(out, name, "aider", env, work)
         finally:
             shutil.rmtree(base, ignore_errors=True)
         if given is not None:

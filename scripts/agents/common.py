@@ -179,15 +179,30 @@ def delivered(home: Path, session_id: str) -> list[tuple[str, dict]]:
         store.close()
 
 
-def keep_record(out: Path, name: str, top: Path) -> None:
-    """The agent's own record of scenario NAME (the files under `top`, its profile's
-    transcript folder) kept as OUT/record/NAME/, laid out as under `top`."""
-    files = sorted(p for p in top.rglob("*.jsonl") if p.is_file()) if top.is_dir() else []
+def keep_record(out: Path, name: str, agent: str, env: dict, cwd: Path) -> None:
+    """AGENT's own record of scenario NAME (the files its profile's transcript reader reads,
+    in its folder for `cwd`) kept as OUT/record/NAME/, laid out as in that folder; a database
+    copied whole, its write-ahead log folded in."""
+    import sqlite3
+
+    from supervisor import profiles
+
+    reader = profiles.get(agent).transcript
+    top, source = reader.folder(env, str(cwd)), reader.SOURCE
+    found = (top.rglob("*") if source.recursive else top.glob("*")) if top.is_dir() else []
+    files = sorted({f for f in map(source.followed, found) if f is not None and f.is_file()})
     target = out / "record" / name
     shutil.rmtree(target, ignore_errors=True)
     for f in files:
-        (target / f.relative_to(top)).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(f, target / f.relative_to(top))
+        copy = target / f.relative_to(top)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        if f.suffix == ".db":
+            with sqlite3.connect(f) as src, sqlite3.connect(copy) as dst:
+                src.backup(dst)
+            with sqlite3.connect(copy) as dst:
+                dst.execute("VACUUM")
+        else:
+            shutil.copy(f, copy)
     if files:
         print(f"{name}: kept its own record ({len(files)} file(s)) in {target}", flush=True)
 

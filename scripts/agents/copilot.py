@@ -30,7 +30,6 @@ import common  # noqa: E402
 from common import install_npm, keep_record, main, recording, save_given, wanted  # noqa: E402
 
 from kits import copilot as kit  # noqa: E402  (tests/ is on sys.path via common)
-from supervisor import profiles  # noqa: E402
 
 LONG_LINE = (
     "please read this long single line message carefully: it describes a refactoring of the "
@@ -190,7 +189,7 @@ def record(version: str, out: Path) -> None:
                 with recording(name, [str(exe), *kit.ARGV], env, proj, out, given=given) as screen:
                     kit.ready(screen)
                     drive(screen, api)
-                keep_record(out, name, profiles.get(kit.NAME).transcript.folder(env, str(proj)))
+                keep_record(out, name, kit.NAME, env, proj)
                 trim_record(out / "record" / name)
         finally:
             shutil.rmtree(base, ignore_errors=True)

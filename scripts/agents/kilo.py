@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, keep_record, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
 
 from kits import kilo as kit  # noqa: E402  (tests/ is on sys.path via common)
 
@@ -208,6 +208,7 @@ def record(version: str, out: Path) -> None:
                 with recording(name, [kit.BINARY, *kit.ARGV], env, proj, out, given=given) as screen:
                     ready(screen)
                     drive(screen, api)
+                keep_record(out, name, kit.NAME, env, proj)
         finally:
             shutil.rmtree(base, ignore_errors=True)
         if given is not None:

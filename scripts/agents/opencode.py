@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, keep_record, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
 from fakeapi import FakeAnthropic  # noqa: E402  (tests/ is on sys.path via common)
 from kits.opencode import (  # noqa: E402
     BUSY,
@@ -306,6 +306,7 @@ def record(version: str, out: Path) -> None:
                 with recording(name, ["opencode"], env, proj, out, given=given) as screen:
                     start(screen)
                     drive(screen, api) if given is not None else drive(screen)
+                keep_record(out, name, AGENT, env, proj)
         finally:
             shutil.rmtree(base, ignore_errors=True)
         if given is not None:

@@ -28,7 +28,6 @@ import common  # noqa: E402
 from common import CHAINED_TURNS, install_npm, keep_record, main, recording, save_given, wanted  # noqa: E402
 
 from kits import pi as kit  # noqa: E402  (tests/ is on sys.path via common)
-from supervisor import profiles  # noqa: E402
 
 LONG_LINE = (
     "please read this long single line message carefully: it describes a refactoring of the "
@@ -169,7 +168,7 @@ def record(version: str, out: Path) -> None:
                 with recording(name, [str(exe), *kit.ARGV], env, proj, out, given=given) as screen:
                     kit.ready(screen)
                     drive(screen, api)
-                keep_record(out, name, profiles.get(kit.NAME).transcript.folder(env, str(proj)))
+                keep_record(out, name, kit.NAME, env, proj)
         finally:
             shutil.rmtree(base, ignore_errors=True)
         if given is not None:  # what was typed: pi's screen draws the user's words as it draws replies

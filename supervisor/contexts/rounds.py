@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..config import Settings, Summary
 from .. import profiles
-from ..detection import echoes, patterns, transcript, userturns
+from ..detection import echoes, patterns, userturns
 from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
 from ..recording.export import text_lines
@@ -77,13 +77,13 @@ def session_text(session: dict, screen: list[str] | None = None, since: int = 0,
 
 
 def transcript_records(session: dict, env: Mapping[str, str], folder: Path | None = None, since: int = 0) -> tuple[list[dict], int]:
-    """The records of the agent's own transcript since byte `since` (for an agent whose profile
+    """The records of the agent's own record since offset `since` (for an agent whose profile
     reads one and a session whose id in it is known), and the offset reached."""
     reader = profiles.get(session.get("agent")).transcript
     if reader is None or not session.get("agent_session_id"):
         return [], 0
     path = reader.locate(folder or reader.folder(env, session["cwd"]), session["agent_session_id"])
-    return transcript.read_since(path, since) if path is not None else ([], since)
+    return reader.SOURCE.read(path, since, session["agent_session_id"]) if path is not None else ([], since)
 
 
 def header(session: dict) -> str:

@@ -1,26 +1,28 @@
-"""An agent's transcript: the JSON-lines files it writes of its own conversation, followed.
+"""An agent's own record of its conversation, followed.
 
-Every `.jsonl` in one folder (and its subfolders, for an agent that files them by date) that
-grows after `start()` is read by byte offset, holding back a partial last line, with watchdog
-(and, until the folder exists, a look once a second). What a record means is the agent's
-profile's to say (its `transcript` module); records that are not JSON objects are skipped. A
-folder every session of the agent writes to is shared with other sessions: `claims` says, from
-a file's records, whether it is this session's (a file it refuses is not read again).
+Where it is kept is the agent's: JSON-lines files (most), a text file it appends to, a SQLite
+database. A `Source` says which files of one folder (and its subfolders, for an agent that files
+them by date) hold records and how to read those added since an offset; `TranscriptFollower`
+reads what was added after `start()`, on watchdog's word (and, until the folder exists, a look
+once a second). What a record means is the agent's profile's to say (its `transcript` module). A
+folder (or a database) every session of the agent writes to is shared with other sessions:
+`claims` says, from a record, whether its file (or, in a database, its session) is this
+session's; one refused is not read again.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ..profiles.recordfiles import JSON_LINES, Record, Source
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
 
-Record = dict
 OnRecord = Callable[[Record, Path], None]
 # A file's record -> True (the file is this session's), False (another's), None (not known yet).
 Claims = Callable[[Record, Path], "bool | None"]
@@ -33,17 +35,19 @@ NEW_DATA = frozenset({"modified", "created", "moved"})
 
 
 class TranscriptFollower:
-    """Follows every .jsonl in one folder that grows after `start()`."""
+    """Follows the record files of one folder that grow after `start()`."""
 
-    def __init__(self, directory: Path, on_record: OnRecord, poll: float = 1.0, recursive: bool = False, claims: Claims | None = None):
+    def __init__(self, directory: Path, on_record: OnRecord, poll: float = 1.0, source: Source = JSON_LINES, claims: Claims | None = None):
         self.directory = directory
         self.on_record = on_record
         self.poll = poll
-        self.recursive = recursive
+        self.source = source
         self.claims = claims
-        self._owned: dict[Path, bool] = {}
+        # (file, conversation) -> whether it is this session's; a file's whole, where it holds one
+        self._owned: dict[tuple[Path, str | None], bool] = {}
+        self._mine: dict[Path, str] = {}  # the conversation of a shared file claimed: only it is read
         self._offsets: dict[Path, int] = {}
-        self._partial: dict[Path, bytes] = {}
+        self._again: dict[Path, threading.Timer] = {}
         self._lock = threading.Lock()
         self._observer: BaseObserver | None = None
         self._stop = threading.Event()
@@ -51,19 +55,21 @@ class TranscriptFollower:
         self.reads = 0  # file reads so far (a test counts them)
 
     def start(self) -> None:
-        # Files that exist now belong to earlier sessions: follow only what is added to them.
+        # What the files hold now is earlier sessions': follow only what is added to them.
         for path in self._files():
-            self._offsets[path] = path.stat().st_size
+            self._offsets[path] = self.source.end(path)
         if self.directory.is_dir():
             self._watch()
         else:  # the agent may create the folder with its first prompt; until then, look once a second
             self._waiter = threading.Thread(target=self._wait_for_directory, name="supervise-transcript-wait", daemon=True)
             self._waiter.start()
 
-    def _files(self) -> list[Path]:
-        if not self.directory.is_dir():
+    def _files(self, top: Path | None = None) -> list[Path]:
+        top = top or self.directory
+        if not top.is_dir():
             return []
-        return sorted(self.directory.rglob("*.jsonl") if self.recursive else self.directory.glob("*.jsonl"))
+        found = top.rglob("*") if self.source.recursive else top.glob("*")
+        return sorted({p for p in map(self.source.followed, found) if p is not None and p.is_file()})
 
     def _wait_for_directory(self) -> None:
         while not self._stop.wait(self.poll):
@@ -85,92 +91,86 @@ class TranscriptFollower:
                 path = Path(os.fsdecode(getattr(event, "dest_path", "") or event.src_path))
                 if event.is_directory:
                     # a new dated folder: what was written before it was watched is read now
-                    if follower.recursive and event.event_type != "modified":
-                        for found in sorted(path.rglob("*.jsonl")):
+                    if follower.source.recursive and event.event_type != "modified":
+                        for found in follower._files(path):
                             follower.read(found)
                     return
-                if path.suffix == ".jsonl":
-                    follower.read(path)
+                followed = follower.source.followed(path)
+                if followed is not None:
+                    follower.read(followed)
+                    follower._read_again(followed)
 
         observer = Observer()
-        observer.schedule(Handler(), str(self.directory), recursive=self.recursive)
+        observer.schedule(Handler(), str(self.directory), recursive=self.source.recursive)
         observer.daemon = True
         observer.start()
         self._observer = observer
+
+    def _read_again(self, path: Path) -> None:
+        """Once more, `source.again` seconds after a change (one pending read a file)."""
+        if not self.source.again:
+            return
+        with self._lock:
+            if path in self._again or self._stop.is_set():
+                return
+            timer = self._again[path] = threading.Timer(self.source.again, self._again_due, (path,))
+        timer.daemon = True
+        timer.start()
+
+    def _again_due(self, path: Path) -> None:
+        with self._lock:
+            self._again.pop(path, None)
+        self.read(path)
 
     def scan(self) -> None:
         for path in self._files():
             self.read(path)
 
     def read(self, path: Path) -> None:
-        """Read what was appended since last time; several events per write are normal."""
+        """Read what was added since last time; several events per write are normal."""
         with self._lock:
-            if self._owned.get(path) is False:
+            if self._owned.get((path, None)) is False:
                 return  # another session's
-            offset = self._offsets.get(path, 0)
             self.reads += 1
-            try:
-                with open(path, "rb") as fh:
-                    fh.seek(offset)
-                    data = fh.read()
-            except OSError:
-                return
-            if not data:
-                return
-            self._offsets[path] = offset + len(data)
-            data = self._partial.pop(path, b"") + data
-            *lines, rest = data.split(b"\n")
-            if rest:
-                self._partial[path] = rest
-            records = self._claimed(path, parse(lines))
+            records, self._offsets[path] = self.source.read(path, self._offsets.get(path, 0), self._mine.get(path))
+            records = self._claimed(path, records)
         for record in records:
             self.on_record(record, path)
 
     def _claimed(self, path: Path, records: list[Record]) -> list[Record]:
-        """The records of `path` that are this session's: all of a file claimed, none of one refused."""
+        """The records of `path` that are this session's: all of a file (or a conversation of
+        one) claimed, none of one refused."""
         if self.claims is None:
             return records
-        owned = self._owned.get(path)
-        if owned is None:
-            for i, record in enumerate(records):
+        out = []
+        for record in records:
+            key = (path, self.source.stream(record))
+            owned = self._owned.get(key)
+            if owned is None:
                 owned = self.claims(record, path)
-                if owned is not None:
-                    self._owned[path] = owned
-                    return records[i:] if owned else []
-            return []
-        return records if owned else []
+                if owned is None:
+                    continue  # not known yet: a later record says
+                self._owned[key] = owned
+                if owned and key[1] is not None:
+                    self._mine.setdefault(path, key[1])
+            if owned:
+                out.append(record)
+        return out
 
     def stop(self) -> None:
         """Read what is left, then stop watching."""
         self._stop.set()
+        with self._lock:
+            pending, self._again = list(self._again.values()), {}
+        for timer in pending:
+            timer.cancel()
         self.scan()
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(2)
 
 
-def parse(lines: Iterable[str | bytes]) -> list[Record]:
-    """JSON lines to records; lines that are not JSON objects are skipped."""
-    records = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
 def read_since(path: Path, since: int = 0) -> tuple[list[Record], int]:
-    """The complete records of one transcript file from byte `since` on, and the offset
+    """The complete records of one JSON-lines file from byte `since` on, and the offset
     reached (a torn last line is read next time); nothing, and `since`, if it cannot be read."""
-    try:
-        with open(path, "rb") as fh:
-            end = fh.seek(0, os.SEEK_END)
-            fh.seek(min(since, end))
-            data = fh.read()
-    except OSError:
-        return [], since
-    complete = data[: data.rfind(b"\n") + 1]
-    return parse(complete.decode("utf-8", errors="replace").splitlines()), min(since, end) + len(complete)
+    return JSON_LINES.read(path, since)

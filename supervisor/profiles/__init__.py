@@ -19,7 +19,7 @@ from .base import Hooked, McpServer, Profile, Resumed
 __all__ = ["Hooked", "McpServer", "Profile", "Resumed", "clis", "get", "shipped", "summarizers"]
 
 # The modules here that are no agent's: what every profile is built from.
-_NOT_AGENTS = {"base", "headless"}
+_NOT_AGENTS = {"base", "headless", "recordfiles"}
 
 
 def _module_name(name: str) -> str:

@@ -61,7 +61,7 @@ class Profile:
     data cannot say. Every method's default is what a plain terminal program gets."""
 
     # Its own record of the conversation (a module with the transcript reader's functions:
-    # folder, RECURSIVE, locate, claims, user_text, compaction, session_id, timestamp,
+    # folder, SOURCE, locate, claims, user_text, compaction, session_id, timestamp,
     # user_messages, as_lines), or None.
     transcript: ModuleType | None = None
     # Its headless summary backend (a module: LABEL, HELP, NEEDS, ask; UNABLE when it cannot), or None.

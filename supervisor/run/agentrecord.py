@@ -38,7 +38,7 @@ class AgentRecord:
         self.follower = transcript.TranscriptFollower(
             Path(cfg.transcript_dir or "."),
             self.on_record,
-            recursive=reader.RECURSIVE,
+            source=reader.SOURCE,
             claims=lambda record, path: reader.claims(record, path, cwd, carried_on),
         )
         if carried_on:  # its record of the thread it carries on may not say the id again

@@ -19,8 +19,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..recordfiles import JSON_LINES
+
 Record = dict
-RECURSIVE = False  # one folder per project
+SOURCE = JSON_LINES  # one folder per project
 
 
 def config_dir(env: Mapping[str, str]) -> Path:

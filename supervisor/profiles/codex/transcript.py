@@ -18,8 +18,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
+from ..recordfiles import Lines
+
 Record = dict
-RECURSIVE = True  # dated subfolders, made as the days go by
+SOURCE = Lines(recursive=True)  # dated subfolders, made as the days go by
 # What Codex puts before the summary it hands the model after compacting.
 _SUMMARY_LEAD = "use the information in this summary to assist with your own analysis:\n"
 

@@ -20,8 +20,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..recordfiles import Lines
+
 Record = dict
-RECURSIVE = True  # a folder per session
+SOURCE = Lines(recursive=True)  # a folder per session
 FILE = "events.jsonl"
 
 

@@ -16,8 +16,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
+from ..recordfiles import Lines
+
 Record = dict
-RECURSIVE = True  # a folder per project, made when it first runs there
+SOURCE = Lines(recursive=True)  # a folder per project, made when it first runs there
 _SNAPSHOT = "<state_snapshot>"
 _OURS = ("<session_context>", _SNAPSHOT)  # what it sends as the user's but the user did not type
 

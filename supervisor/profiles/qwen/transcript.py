@@ -20,8 +20,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
+from ..recordfiles import JSON_LINES
+
 Record = dict
-RECURSIVE = False  # one folder per project
+SOURCE = JSON_LINES  # one folder per project
 # its triggers (`triggerReason`) as supervise names them
 _TRIGGERS = {"manual": "manual", "token_limit": "auto", "payload_overflow": "auto"}
 # the line it adds under the summary for the model

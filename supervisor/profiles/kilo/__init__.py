@@ -1,7 +1,7 @@
-"""Kilo Code CLI (npm @kilocode/cli), built on OpenCode: read off its screen and given its
-context by typing; its pattern file says the rest. It keeps its sessions in a SQLite database
-(`$XDG_DATA_HOME/kilo/kilo.db`), not in files supervise follows, so its own session id is not
-recorded: a resumed run carries on the folder's last session (`--continue`).
+"""Kilo Code CLI (npm @kilocode/cli), built on OpenCode: its database, resume by session id.
+
+Read off its screen and its database (transcript.py, OpenCode's under its own name), given its
+context by typing; resumed with `--session ID` as OpenCode is; its pattern file says the rest.
 
 supervise's MCP server is given for one run in KILO_CONFIG_CONTENT, which it merges over the
 user's own config files as OpenCode does its own variable; its tools are named `supervise_*`.
@@ -14,8 +14,9 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from .base import Hooked, McpServer, Profile, Resumed, without_options
-from .opencode import jsonc, mcp_config, merged
+from ..base import Hooked, McpServer, Profile, Resumed, without_options
+from ..opencode import jsonc, mcp_config, merged, resumed
+from . import transcript
 
 CONFIG_ENV = "KILO_CONFIG_CONTENT"
 PERMISSION_ENV = "KILO_PERMISSION"
@@ -52,16 +53,10 @@ class Kilo(Profile):
     quiet_env = {"KILO_DISABLE_AUTOUPDATE": "1", "KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_MODELS_FETCH": "1"}
     version_timeout = 10.0
     mcp_note = None
+    transcript = transcript
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
-        """`kilo --session ID` carries its own session on; with none recorded, `--continue`
-        opens the folder's most recent one."""
-        argv = without_session(argv)
-        if fresh:
-            return Resumed(argv)
-        if session.get("agent_session_id"):
-            return Resumed([argv[0], "--session", session["agent_session_id"], *argv[1:]])
-        return Resumed([argv[0], "--continue", *argv[1:]])
+        return resumed(argv, session, fresh, without_session)
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
         theirs: object = {}

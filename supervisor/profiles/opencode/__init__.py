@@ -1,5 +1,8 @@
-"""OpenCode (npm opencode-ai): read off its screen and given its context by typing; resumed
-with `--continue` (its last session in the folder); its pattern file says the rest. supervise's MCP server is given for one run in
+"""OpenCode (npm opencode-ai): its database, resume by session id, MCP in its config variable.
+
+Read off its screen and its database (transcript.py), given its context by typing; resumed with
+`--session ID` (`--continue`, the folder's last session, when its id was not read); its
+pattern file says the rest. supervise's MCP server is given for one run in
 OPENCODE_CONFIG_CONTENT, which OpenCode merges over the user's own config files (a value
 the user set already is merged with, not replaced); its tools are named `supervise_*`."""
 
@@ -7,10 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from .base import Hooked, McpServer, Profile, Resumed, without_options
+from ..base import Hooked, McpServer, Profile, Resumed, without_options
+from . import transcript
 
 CONFIG_ENV = "OPENCODE_CONFIG_CONTENT"
 # Options that choose the session it opens (the resumed one replaces them): with a value, and not.
@@ -46,14 +50,23 @@ def mcp_config(server: McpServer) -> dict:
     return {"mcp": {server.name: entry}, "permission": {f"{server.name}_*": "allow"}}
 
 
+def resumed(argv: list[str], session: Mapping, fresh: bool, without: Callable[[list[str]], list[str]]) -> Resumed:
+    """`--session ID` carries its own session on; with none read, `--continue` opens the
+    folder's latest one."""
+    argv = without(argv)
+    if fresh:
+        return Resumed(argv)
+    if session.get("agent_session_id"):
+        return Resumed([argv[0], "--session", session["agent_session_id"], *argv[1:]])
+    return Resumed([argv[0], "--continue", *argv[1:]])
+
+
 class OpenCode(Profile):
     mcp_note = None
+    transcript = transcript
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
-        """`--continue` opens its latest session in the folder (its own session ids are kept in
-        its database, not read here)."""
-        argv = without_session(argv)
-        return Resumed(argv if fresh else [argv[0], "--continue", *argv[1:]])
+        return resumed(argv, session, fresh, without_session)
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
         theirs: object = {}
