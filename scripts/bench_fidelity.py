@@ -525,7 +525,7 @@ def synthetic(agent: str, backend: str, url: str | None, kb: int, home: Path, wi
     )
     store.update_session(s["id"], log_path=str(log), cast_path=str(home / "none.cast"))
     if record is not None:
-        store.update_session(s["id"], agent_session_id=fidelity_records.SESSION)
+        store.update_session(s["id"], agent_session_id=record.session_id)
     pattern_set = patterns.select(patterns.load_all([], env={}), agent)
     settings = settings_for(backend, url)
     parts = segments(a, kb, random.Random(f"{agent}"))

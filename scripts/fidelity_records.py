@@ -1,8 +1,9 @@
 """The agents' own records of the fidelity benchmark's sessions (scripts/bench_fidelity.py):
-what Claude Code's transcript, Codex's rollout and Gemini CLI's session file hold of the same
-session its screen shows, written in each one's format as the real programs write them
-(tests/fixtures/AGENT/VERSION/record/ has real ones), so that a round can read the session
-through its record as well as its screen, and the gain is measured.
+what Claude Code's transcript, Codex's rollout, Gemini CLI's session file, OpenCode's
+database and Aider's chat history hold of the same session its screen shows, written in
+each one's format as the real programs write them (tests/fixtures/AGENT/VERSION/record/ has
+real ones), so that a round can read the session through its record as well as its screen,
+and the gain is measured.
 
 `Recorded(drawer, record)` draws as the drawer does and records as the agent would; each
 record carries the part of the session (1 to 4) it belongs to."""
@@ -22,6 +23,8 @@ def _now() -> str:
 
 class Record:
     """Records of one agent's format, each with the part it belongs to."""
+
+    session_id = SESSION  # the agent's id of the session, as its record says it
 
     def __init__(self, cwd: str):
         self.cwd = cwd
@@ -107,7 +110,79 @@ class GeminiRecord(Record):
         self.add({"id": f"g{len(self.records)}", "timestamp": _now(), "type": "gemini", "content": "", "toolCalls": [call]})
 
 
-RECORDS = {"claude": ClaudeRecord, "codex": CodexRecord, "gemini": GeminiRecord}
+class OpenCodeRecord(Record):
+    """Rows of OpenCode's database (the tables and columns its reader reads), a message each."""
+
+    file = "opencode.db"
+
+    def _msg(self, role: str, parts: list[dict]) -> None:
+        self.add({"role": role, "parts": parts})
+
+    def user(self, text: str) -> None:
+        self._msg("user", [{"type": "text", "text": text}])
+
+    def say(self, text: str) -> None:
+        self._msg("assistant", [{"type": "text", "text": text}])
+
+    def tool(self, name: str, args: dict, output: list[str] | None = None, error: bool = False) -> None:
+        out = "\n".join(output or [])
+        state = {"status": "error", "input": args, "error": out} if error else {"status": "completed", "input": args, "output": out}
+        self._msg("assistant", [{"type": "tool", "tool": name.lower(), "state": state}])
+
+    def write(self, top: Path, part: int) -> None:
+        import sqlite3
+
+        top.mkdir(parents=True, exist_ok=True)
+        with sqlite3.connect(top / self.file) as db:
+            db.executescript(
+                "CREATE TABLE IF NOT EXISTS session (id text PRIMARY KEY, directory text, time_created integer);"
+                "CREATE TABLE IF NOT EXISTS message (id text PRIMARY KEY, session_id text, time_created integer, "
+                "time_updated integer, data text);"
+                "CREATE TABLE IF NOT EXISTS part (id text PRIMARY KEY, message_id text, session_id text, data text);"
+            )
+            db.execute("INSERT OR IGNORE INTO session VALUES (?, ?, 1)", (SESSION, self.cwd))
+            for i, (p, r) in enumerate(self.records):
+                if p != part:
+                    continue
+                mid, at = f"msg_{i:06d}", 1_795_000_000_000 + i
+                data = {"role": r["role"], **({"time": {"created": at, "completed": at}} if r["role"] == "assistant" else {})}
+                db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (mid, SESSION, at, at, json.dumps(data)))
+                for j, prt in enumerate(r["parts"]):
+                    db.execute("INSERT INTO part VALUES (?, ?, ?, ?)", (f"prt_{i:06d}_{j}", mid, SESSION, json.dumps(prt)))
+
+
+class AiderRecord(Record):
+    """Aider's chat history: Markdown, the user's lines after `#### `, what it tells the user after `> `."""
+
+    file = ".aider.chat.history.md"
+    session_id = "2026-11-26 00:00:00"  # its chat: the time it started
+
+    def header(self) -> list[dict]:
+        return [{"md": f"\n# aider chat started at {self.session_id}\n\n"}]
+
+    def user(self, text: str) -> None:
+        self.add({"md": "\n" + "  \n".join(f"#### {line}" for line in text.splitlines()) + "  \n"})
+
+    def say(self, text: str) -> None:
+        self.add({"md": "\n" + text.strip() + "\n\n"})
+
+    def tool(self, name: str, args: dict, output: list[str] | None = None, error: bool = False) -> None:
+        if "command" in args:
+            told = [f"Running {args['command']}", *(output or [])]
+        elif "file_path" in args:
+            told = [f"{'Added' if name == 'Read' else 'Applied edit to'} {args['file_path']}"]
+        else:  # its plan, said in a reply
+            self.say("\n".join(args.get("todos") or []))
+            return
+        self.add({"md": "".join(f"> {line}  \n" for line in told)})
+
+    def write(self, top: Path, part: int) -> None:
+        top.mkdir(parents=True, exist_ok=True)
+        with open(top / self.file, "a", encoding="utf-8") as fh:
+            fh.writelines(r["md"] for r in ([*self.header()] if part == 1 else []) + self.of(part))
+
+
+RECORDS = {"claude": ClaudeRecord, "codex": CodexRecord, "gemini": GeminiRecord, "opencode": OpenCodeRecord, "aider": AiderRecord}
 
 
 class Recorded:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CHAINED_TURNS, install_npm, main, recording, save_given, wait_until, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, keep_record, main, recording, save_given, wait_until, wanted  # noqa: E402
 
 from kits import cline as kit  # noqa: E402  (tests/ is on sys.path via common)
 
@@ -192,6 +192,16 @@ SCENARIOS = {
 }
 
 
+def keep_manifests(kept: Path, env: dict, proj: Path) -> None:
+    """Beside each kept session's files, its manifest (the folder the session ran in is read from it)."""
+    from supervisor.profiles.cline import transcript
+
+    top = transcript.folder(env, str(proj))
+    for conversation in kept.glob("*/*.messages.json"):
+        sid = conversation.name.split(".", 1)[0]
+        shutil.copy(top / sid / f"{sid}.json", conversation.parent)
+
+
 def record(version: str, out: Path) -> None:
     exe = install(version)
     for name, (drive, setup, extra) in SCENARIOS.items():
@@ -206,6 +216,8 @@ def record(version: str, out: Path) -> None:
                 with recording(name, [kit.BINARY, *kit.ARGV, *extra], env, proj, out, given=given) as screen:
                     ready(screen)
                     drive(screen, api)
+                keep_record(out, name, kit.NAME, env, proj)
+                keep_manifests(out / "record" / name, env, proj)
         finally:
             shutil.rmtree(base, ignore_errors=True)
         if given is not None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import CHAINED_TURNS, install_npm, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
+from common import CHAINED_TURNS, install_npm, keep_record, main, newest_npm, recording, save_given, wait_until, wanted  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "kits"))
 import continue_cli as kit  # noqa: E402
@@ -47,7 +47,7 @@ def exe_for(version: str) -> Path:
 def compact(screen, count: int) -> None:
     """/compact, and wait for its `count`-th "compacted successfully" line (scrolled off or not)."""
     kit.typed(screen, kit.COMPACT)
-    done = re.compile(r"(?:%s[\s\S]*){%d}" % (kit.COMPACTED, count))
+    done = re.compile(r"(?:(?:%s)[\s\S]*){%d}" % (kit.COMPACTED, count))  # the pattern is an alternation
     wait_until(screen, lambda: done.search(screen.text()) is not None, 60, lambda: f"/compact never ended:\n{kit.view(screen)}")
     kit.idle(screen)
 
@@ -187,6 +187,7 @@ def record(version: str, out: Path) -> None:
                 with recording(name, [str(exe), *kit.ARGV], env, proj, out, given=given) as screen:
                     kit.ready(screen)
                     drive(screen, api) if given is not None else drive(screen)
+                keep_record(out, name, kit.NAME, env, proj)
         finally:
             shutil.rmtree(base, ignore_errors=True)
         if given is not None:

@@ -94,7 +94,7 @@ def compare(context: Mapping, summary: str) -> Compared:
     return out
 
 
-def _when(text: str) -> float:
+def when(text: str) -> float:
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except (TypeError, ValueError):
@@ -106,9 +106,9 @@ def paired(summaries: Sequence[Mapping], rounds: Sequence[Mapping]) -> list[tupl
     the compaction round made nearest to it in time, else the nearest round at all."""
     out = []
     for s in summaries:
-        at = _when(s["time"])
+        at = when(s["time"])
         pool = [r for r in rounds if str(r.get("trigger", "")).startswith("compaction")] or list(rounds)
-        out.append((s, min(pool, key=lambda r: abs(_when(r["created"]) - at)) if pool else None))
+        out.append((s, min(pool, key=lambda r: abs(when(r["created"]) - at)) if pool else None))
     return out
 
 

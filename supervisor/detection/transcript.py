@@ -100,6 +100,8 @@ class TranscriptFollower:
                     follower.read(followed)
                     follower._read_again(followed)
 
+        if self._stop.is_set():
+            return  # stopped while it started
         observer = Observer()
         observer.schedule(Handler(), str(self.directory), recursive=self.source.recursive)
         observer.daemon = True

@@ -5,6 +5,7 @@ profile's `transcript` module's to say."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
@@ -45,9 +46,12 @@ class AgentRecord:
             self._known(carried_on)
 
     def start(self) -> None:
-        self.follower.start()
+        # Taking the offsets of what the files hold now reads them (a JSON document whole): off the recorder's way.
+        self._starting = threading.Thread(target=self.follower.start, name="supervise-record-start", daemon=True)
+        self._starting.start()
 
     def stop(self) -> None:
+        self._starting.join(10)
         self.follower.stop()
 
     def _known(self, sid: str) -> None:

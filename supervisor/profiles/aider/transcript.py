@@ -136,13 +136,34 @@ def user_messages(records: Iterable[Record]) -> list[str]:
     return [said for said in (user_text(r).strip() for r in records) if said and not said.startswith("/")]
 
 
+# What it tells the user of the files and commands it works with, as the tool calls they are.
+_ACTS = (
+    (re.compile(r"^Applied edit to (\S.*)$"), "Edit"),
+    (re.compile(r"^Added (\S.*?) to the chat\b"), "Read"),
+    (re.compile(r"^Running (\S.*)$"), "Bash"),
+)
+
+
+def _told(line: str) -> str:
+    for pattern, act in _ACTS:
+        m = pattern.match(line)
+        if m:
+            return f"● {act}({m.group(1)})"
+    return "  ⎿ " + line
+
+
 def as_lines(records: Iterable[Record]) -> list[str]:
-    """The session as log lines: the user's messages, its replies, what it told the user."""
+    """The session as log lines: the user's messages, its replies, what it told the user (an
+    edit applied, a file added, a command run as the tool call each is)."""
     out: list[str] = []
-    marks = {"user": ("> ", "  "), "assistant": ("● ", "  "), "tool": ("  ⎿ ", "  ⎿ ")}
+    marks = {"user": ("> ", "  "), "assistant": ("● ", "  ")}
     for r in records:
-        if r.get("kind") not in marks or not r.get("text"):
+        kind, text = r.get("kind"), r.get("text")
+        if not text:
             continue
-        first, rest = marks[r["kind"]]
-        out.extend((first if i == 0 else rest) + line for i, line in enumerate(r["text"].splitlines()))
+        if kind == "tool":
+            out.extend(_told(line) for line in text.splitlines())
+        elif kind in marks:
+            first, rest = marks[kind]
+            out.extend((first if i == 0 else rest) + line for i, line in enumerate(text.splitlines()))
     return out

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..recordfiles import JSON_LINES
+from ..recordfiles import JSON_LINES, error_line
 
 Record = dict
 SOURCE = JSON_LINES  # one folder per project
@@ -146,14 +146,5 @@ def as_lines(records: Iterable[Record]) -> list[str]:
             elif b.get("type") == "tool_result" and b.get("is_error"):
                 inner = b.get("content")
                 text = inner if isinstance(inner, str) else " ".join(x.get("text", "") for x in inner or [] if isinstance(x, dict))
-                out.append("  ⎿ Error: " + _telling(text)[:300] if text.strip() else "  ⎿ Error")
+                out.append(error_line(text))
     return out
-
-
-_ERROR = re.compile(r"error|exception|traceback|failed", re.I)
-
-
-def _telling(text: str) -> str:
-    """The line of a failed tool's output that says what went wrong (else its first)."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return next((line for line in lines if _ERROR.search(line)), lines[0])

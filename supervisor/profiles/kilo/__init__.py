@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..base import Hooked, McpServer, Profile, Resumed, without_options
-from ..opencode import jsonc, mcp_config, merged, resumed
+from ..opencode import mcp_config, merged, resumed, their_config
 from . import transcript
 
 CONFIG_ENV = "KILO_CONFIG_CONTENT"
@@ -59,16 +59,9 @@ class Kilo(Profile):
         return resumed(argv, session, fresh, without_session)
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
-        theirs: object = {}
-        if env.get(CONFIG_ENV):
-            try:
-                theirs = jsonc(env[CONFIG_ENV])
-            except ValueError:
-                return None  # theirs stays as it is, and it says what is wrong with it
-        if not isinstance(theirs, dict):
+        theirs = their_config(env, CONFIG_ENV)
+        if theirs is None:
             return None
-        if isinstance(theirs.get("permission"), str):  # "ask": every tool
-            theirs["permission"] = {"*": theirs["permission"]}
         mine = mcp_config(server)
         overlay = permission_overlay(env.get(PERMISSION_ENV), server)
         if overlay is None:

@@ -44,6 +44,22 @@ def merged(mine: Mapping, theirs: Mapping) -> dict:
     return out
 
 
+def their_config(env: Mapping[str, str], name: str) -> dict | None:
+    """The config the user passes in variable `name` (empty if none), its `permission` as a
+    table; None when it cannot be read (it stays as it is, and the agent says what is wrong)."""
+    theirs: object = {}
+    if env.get(name):
+        try:
+            theirs = jsonc(env[name])
+        except ValueError:
+            return None
+    if not isinstance(theirs, dict):
+        return None
+    if isinstance(theirs.get("permission"), str):  # "ask": every tool, as it reads it
+        theirs["permission"] = {"*": theirs["permission"]}
+    return theirs
+
+
 def mcp_config(server: McpServer) -> dict:
     entry = {"type": "local", "command": [server.command, *server.args], "environment": server.env, "enabled": True}
     # read-only lookups never stop at a prompt, even where the user has every tool ask
@@ -69,16 +85,9 @@ class OpenCode(Profile):
         return resumed(argv, session, fresh, without_session)
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
-        theirs: object = {}
-        if env.get(CONFIG_ENV):
-            try:
-                theirs = jsonc(env[CONFIG_ENV])
-            except ValueError:
-                return None  # theirs stays as it is, and OpenCode says what is wrong with it
-        if not isinstance(theirs, dict):
+        theirs = their_config(env, CONFIG_ENV)
+        if theirs is None:
             return None
-        if isinstance(theirs.get("permission"), str):  # "ask": every tool, as OpenCode reads it
-            theirs["permission"] = {"*": theirs["permission"]}
         return Hooked(argv, {CONFIG_ENV: json.dumps(merged(mcp_config(server), theirs))})
 
     def mcp_add(self, server: McpServer) -> list[str] | None:

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..recordfiles import error_line
+
 Record = dict
 NAME = "opencode"
 # A write it is making (a lock it holds) is waited for this long; past it, the read is tried again with its next write.
@@ -210,8 +212,7 @@ def _tool(part: dict) -> list[str]:
     detail = args.get("command") or args.get("filePath") or args.get("path") or json.dumps(args)[:200]
     out = [f"● {part.get('tool')}({detail})"]
     if state.get("status") == "error":
-        error = str(state.get("error") or "").strip()
-        out.append("  ⎿ Error: " + error.splitlines()[0][:300] if error else "  ⎿ Error")
+        out.append(error_line(state.get("error")))
     return out
 
 
@@ -234,9 +235,5 @@ def as_lines(records: Iterable[Record]) -> list[str]:
             error: Any = (r.get("message") or {}).get("error")
             if isinstance(error, dict):
                 said = (error.get("data") or {}).get("message") if isinstance(error.get("data"), dict) else None
-                out.append(
-                    "  ⎿ Error: " + str(said or error.get("name") or "").strip().splitlines()[0][:300]
-                    if (said or error.get("name"))
-                    else "  ⎿ Error"
-                )
+                out.append(error_line(said or error.get("name")))
     return out

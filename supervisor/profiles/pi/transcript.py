@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..recordfiles import JSON_LINES
+from ..recordfiles import JSON_LINES, error_line
 
 Record = dict
 SOURCE = JSON_LINES  # one folder per project
@@ -142,8 +142,8 @@ def as_lines(records: Iterable[Record]) -> list[str]:
                     detail = args.get("command") or args.get("path") or json.dumps(args)[:200]
                     out.append(f"● {b.get('name')}({detail})")
             if message.get("stopReason") == "error" and message.get("errorMessage"):
-                out.append("  ⎿ Error: " + str(message["errorMessage"]).strip().splitlines()[0][:300])
+                out.append(error_line(message["errorMessage"]))
         elif role == "toolResult" and message.get("isError"):
             text = " ".join(_texts(message.get("content"))).strip()
-            out.append("  ⎿ Error: " + text.splitlines()[0][:300] if text else "  ⎿ Error")
+            out.append(error_line(text))
     return out

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
-from ..recordfiles import JSON_LINES
+from ..recordfiles import JSON_LINES, error_line
 
 Record = dict
 SOURCE = JSON_LINES  # one folder per project
@@ -141,5 +141,5 @@ def as_lines(records: Iterable[Record]) -> list[str]:
             elif isinstance(part.get("functionResponse"), dict):
                 response = part["functionResponse"].get("response") or {}
                 if isinstance(response, dict) and response.get("error"):
-                    out.append("  ⎿ Error: " + str(response["error"]).strip().splitlines()[0][:300])
+                    out.append(error_line(response["error"]))
     return out

@@ -1,14 +1,12 @@
-"""Continue CLI (npm @continuedev/cli, the command `cn`): read off its screen and given its
-context by typing; its pattern file says the rest.
+"""Continue CLI (npm @continuedev/cli, the command `cn`): its session files, resume by forking its session.
 
-It keeps each session as one JSON file, ~/.continue/sessions/<uuid>.json (CONTINUE_GLOBAL_DIR
-moves ~/.continue), rewritten whole at every change: the conversation (`history`), and after a
-compaction only the summary (`conversationSummary`) and what came after it. `--resume` carries
-on its most recent session, whatever folder it was in; `--fork ID` starts a new session from
-session ID's conversation. supervise's MCP server is given for one run as a block file passed
-with `--mcp PATH` (a path, unlike a Hub slug, is read as a local block): its tools are offered
-to the model by their own names and, each allowed with `--allow NAME`, run without a dialog
-(seen in 1.5.47 against a fake model)."""
+Read off its screen and its session files (transcript.py), given its context by typing; its
+pattern file says the rest. `--resume` carries on its most recent session, whatever folder
+it was in; `--fork ID` starts a new session from session ID's conversation, so a session is
+resumed by forking the one it recorded. supervise's MCP server is given for one run as a
+block file passed with `--mcp PATH` (a path, unlike a Hub slug, is read as a local block):
+its tools are offered to the model by their own names and, each allowed with `--allow NAME`,
+run without a dialog (seen in 1.5.47 against a fake model)."""
 
 from __future__ import annotations
 
@@ -16,7 +14,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from .base import Hooked, McpServer, Profile, Resumed, without_options
+from ..base import Hooked, McpServer, Profile, Resumed, without_options
+from . import transcript
 
 RESUME_FLAGS = ("--resume",)
 FORK_FLAGS = ("--fork",)  # takes a session id
@@ -35,6 +34,7 @@ def mcp_block(server: McpServer) -> str:
 
 
 class ContinueCli(Profile):
+    transcript = transcript
     mcp_note = None
     version_timeout = 10.0  # a bundle of 30 MB: over a second to start on an idle machine
     # no telemetry; its release check at start-up cannot be turned off, and fails quietly offline

@@ -1,12 +1,9 @@
-"""Cline CLI (npm cline): read off its screen and given its context by typing; its pattern
-file says the rest.
+"""Cline CLI (npm cline): its session files, resume by session id.
 
-It keeps each session as a folder `<data>/sessions/<id>/` (`<data>`: $CLINE_DATA_DIR, else
-~/.cline/data) holding `<id>.json` (the manifest: cwd, model, status, the first prompt) and
-`<id>.messages.json` (the conversation), each rewritten whole: no JSON-lines record supervise
-follows, so its own session id is not recorded. `cline --id ID` carries a session on; it has
-no flag for the folder's last one, so a session resumed without an id starts anew and is
-given its context.
+Read off its screen and its session files (transcript.py: a folder per session, each file
+rewritten whole), given its context by typing; its pattern file says the rest. `cline --id
+ID` carries a session on; it has no flag for the folder's last one, so a session resumed
+with no id recorded starts anew and is given its context.
 
 supervise's MCP server is given for one run in a settings file of its own, named by
 CLINE_MCP_SETTINGS_PATH (the user's servers copied in, ours laid over them). Its tools, named
@@ -16,11 +13,11 @@ has no rule that allows one tool, so where the user turned auto-approve off they
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .base import Hooked, McpServer, Profile, Resumed, without_options
+from ..base import Hooked, McpServer, Profile, Resumed, without_options
+from . import transcript
 
 MCP_ENV = "CLINE_MCP_SETTINGS_PATH"
 MCP_FILE = "cline_mcp_settings.json"
@@ -37,15 +34,7 @@ def mcp_settings_path(env: Mapping[str, str]) -> Path:
     """Where it reads its MCP servers from (as it resolves it)."""
     if env.get(MCP_ENV, "").strip():
         return Path(env[MCP_ENV].strip()).expanduser()
-    if env.get("CLINE_SANDBOX", "").strip() == "1" and env.get("CLINE_SANDBOX_DATA_DIR", "").strip():
-        data = Path(env["CLINE_SANDBOX_DATA_DIR"].strip()).expanduser()
-    elif env.get("CLINE_DATA_DIR", "").strip():
-        data = Path(env["CLINE_DATA_DIR"].strip()).expanduser()
-    elif env.get("CLINE_DIR", "").strip():
-        data = Path(env["CLINE_DIR"].strip()).expanduser() / "data"
-    else:
-        data = Path(env.get("HOME") or os.path.expanduser("~")) / ".cline" / "data"
-    return data / "settings" / MCP_FILE
+    return transcript.data_dir(env) / "settings" / MCP_FILE
 
 
 def mcp_entry(server: McpServer) -> dict:
@@ -53,6 +42,7 @@ def mcp_entry(server: McpServer) -> dict:
 
 
 class Cline(Profile):
+    transcript = transcript
     # `--version` makes no network call; this keeps a start-up from looking for an update
     quiet_env = {"CLINE_NO_AUTO_UPDATE": "1"}
     version_timeout = 10.0  # a 150 MB binary: over two seconds to start the first time
