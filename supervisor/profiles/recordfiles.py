@@ -187,3 +187,18 @@ def error_line(text: object) -> str:
     if not lines:
         return "  ⎿ Error"
     return "  ⎿ Error: " + next((line for line in lines if _ERROR.search(line)), lines[0])[:300]
+
+
+def carried_or_here(record: Record, cwd: str, agent_session_id: str | None) -> bool:
+    """Whether a record (one naming its `session` and the `cwd` it ran in) is a run's: the
+    session it carries on, else one run in its folder."""
+    if agent_session_id and record.get("session") == agent_session_id:
+        return True
+    said = record.get("cwd")
+    return isinstance(said, str) and os.path.realpath(said) == os.path.realpath(cwd)
+
+
+def named_session(record: Record) -> str | None:
+    """The `session` a record names."""
+    sid = record.get("session")
+    return sid if isinstance(sid, str) and sid else None

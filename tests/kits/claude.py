@@ -29,8 +29,9 @@ def binary() -> Path:
 class Model(FakeAnthropic):
     def __init__(self) -> None:
         super().__init__()
-        # answered at once, it may finish compacting before it ever draws its spinner
-        self.add(lambda r: {**default_reply(r), "delay": 0.8}, match=lambda r: r.is_compaction, times=None)
+        # Answered at once, it may finish a turn or a compaction before it ever draws its
+        # spinner, and `ps` never shows it working: a model takes a moment.
+        self.default = lambda r: {**default_reply(r), "delay": 0.8}
 
 
 def environment(base: Path, api_url: str) -> tuple[dict[str, str], Path]:

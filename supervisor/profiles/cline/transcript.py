@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..recordfiles import JsonFile, error_line
+from ..recordfiles import JsonFile, carried_or_here, error_line, named_session
 
 Record = dict
 _USER_INPUT = re.compile(r"\s*<user_input[^>]*>(.*)</user_input>\s*", re.S)
@@ -105,15 +105,10 @@ def locate(top: Path, agent_session_id: str) -> Path | None:
 
 def claims(record: Record, path: Path, cwd: str, agent_session_id: str | None) -> bool:
     """The session it carries on, else one run in its folder."""
-    if agent_session_id and record.get("session") == agent_session_id:
-        return True
-    said = record.get("cwd")
-    return isinstance(said, str) and os.path.realpath(said) == os.path.realpath(cwd)
+    return carried_or_here(record, cwd, agent_session_id)
 
 
-def session_id(record: Record) -> str | None:
-    sid = record.get("session")
-    return sid if isinstance(sid, str) and sid else None
+session_id = named_session
 
 
 def timestamp(record: Record) -> float | None:

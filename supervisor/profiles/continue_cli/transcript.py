@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..recordfiles import JsonFile, error_line
+from ..recordfiles import JsonFile, carried_or_here, error_line, named_session
 
 Record = dict
 # A tool call's states while it has not finished (its item is changed in place until it has).
@@ -64,15 +64,10 @@ def locate(top: Path, agent_session_id: str) -> Path | None:
 
 def claims(record: Record, path: Path, cwd: str, agent_session_id: str | None) -> bool:
     """The session it carries on, else one run in its folder (`--fork` writes a new session)."""
-    if agent_session_id and record.get("session") == agent_session_id:
-        return True
-    said = record.get("cwd")
-    return isinstance(said, str) and os.path.realpath(said) == os.path.realpath(cwd)
+    return carried_or_here(record, cwd, agent_session_id)
 
 
-def session_id(record: Record) -> str | None:
-    sid = record.get("session")
-    return sid if isinstance(sid, str) and sid else None
+session_id = named_session
 
 
 def timestamp(record: Record) -> float | None:
