@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from agentdriver import Screen  # noqa: E402
+from agentdriver import Screen, send_turn  # noqa: E402
 from helpers import latest, recorder_done, wait_for  # noqa: E402
 from supervisor.contexts import compare  # noqa: E402
 
@@ -132,13 +132,8 @@ def compact(kit, screen, sid: str) -> None:
 
 
 def say(kit, screen, text: str) -> None:
-    if hasattr(kit, "typed"):
-        kit.typed(screen, text)
-        screen.pump(0.4)
-        screen.child.send("\r")
-    else:
-        screen.type(text)
-    screen.wait("(?i)reply to: " + text[:30].replace("(", r"\(").replace(")", r"\)"), 120)
+    send_turn(kit, screen, text)
+    screen.wait("(?i)reply to: " + re.escape(text[:30]), 120)
     kit.idle(screen, 120)
 
 

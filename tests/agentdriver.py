@@ -271,3 +271,14 @@ class Screen:
             self.pump()
         self.child.close(force=True)
         return self.child.exitstatus
+
+
+def send_turn(kit, screen: Screen, text: str) -> None:
+    """Type a user's turn into the agent of `kit` and send it: key by key where its kit says
+    so (an agent that takes a burst for a paste), else as a burst, Enter a moment later."""
+    if hasattr(kit, "typed"):
+        kit.typed(screen, text)
+        screen.pump(0.4)
+        screen.child.send("\r")
+    else:
+        screen.type(text)

@@ -11,13 +11,14 @@ from helpers import wait_for
 from supervisor.contexts import compare
 from supervisor.detection import transcript
 from supervisor.profiles.codex import transcript as rollout
+from supervisor.profiles.recordfiles import JSON_LINES
 
 RECORD = next((FIXTURES / "codex" / "0.169.0" / "record").glob("rollout-*.jsonl"))
 THREAD = "01a215f5-fb29-7c40-b415-41fb688b728a"
 
 
 def records():
-    return transcript.read_since(RECORD)[0]
+    return JSON_LINES.read(RECORD)[0]
 
 
 def test_a_codex_rollout_gives_the_users_words_its_replies_and_its_own_summary():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import kits
-from agentdriver import Screen
+from agentdriver import Screen, send_turn
 from conftest import require
 from helpers import latest, recorder_done, session, wait_for
 from supervisor import profiles
@@ -62,12 +62,7 @@ def until(screen, predicate, timeout):
 
 def turn(kit, screen, text, sid=None):
     """Type `text`, see the reply and the agent idle; with `sid`, `ps` showed it working (or asking), then waiting."""
-    if hasattr(kit, "typed"):  # key by key, for an agent that takes a burst for a paste
-        kit.typed(screen, text)
-        screen.pump(0.4)
-        screen.child.send("\r")
-    else:
-        screen.type(text)
+    send_turn(kit, screen, text)
     if sid and getattr(kit, "SHOWS_WORKING", True):
         until(screen, lambda: session(sid)["state"] in ("working", "permission"), 60)
     screen.wait("(?i)reply to: " + re.escape(text[:30]), 90)

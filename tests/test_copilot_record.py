@@ -3,9 +3,9 @@ fake Anthropic API), one folder per session under ~/.copilot/session-state, foun
 id, with its own compaction summary (/compact, and automatic)."""
 
 from fixtureset import FIXTURES
-from supervisor.detection import transcript
 from supervisor.profiles import McpServer, get
 from supervisor.profiles.copilot import transcript as session
+from supervisor.profiles.recordfiles import JSON_LINES
 
 RECORDS = FIXTURES / "copilot" / "1.0.102" / "record"
 MANUAL = "f5f1de83-a7db-483b-ae1c-a3e099222ce7"  # compact-manual: two turns, /compact, a third
@@ -14,7 +14,7 @@ AUTO = "ff8867e2-3084-41f8-94d0-f9abc97b30ef"  # compact-auto: compacted past it
 
 
 def records(scenario: str, sid: str) -> list[dict]:
-    return transcript.read_since(RECORDS / scenario / sid / "events.jsonl")[0]
+    return JSON_LINES.read(RECORDS / scenario / sid / "events.jsonl")[0]
 
 
 def test_a_session_file_gives_the_users_words_its_replies_and_its_own_summary():

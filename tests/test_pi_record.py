@@ -3,16 +3,16 @@ Anthropic API: a turn, a bash tool call, /compact, a turn after it), found by it
 in the folder pi names after the project, with pi's own compaction summary."""
 
 from fixtureset import FIXTURES
-from supervisor.detection import transcript
 from supervisor.profiles import get
 from supervisor.profiles.pi import transcript as session
+from supervisor.profiles.recordfiles import JSON_LINES
 
 RECORD = next((FIXTURES / "pi" / "0.73.1" / "record").glob("*.jsonl"))
 SESSION = "01a21600-caba-76a7-96ee-2c6305d0edc3"
 
 
 def records():
-    return transcript.read_since(RECORD)[0]
+    return JSON_LINES.read(RECORD)[0]
 
 
 def test_a_pi_session_file_gives_the_users_words_its_replies_tools_and_its_own_summary():

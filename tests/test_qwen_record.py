@@ -6,16 +6,16 @@ project, with its own compaction summary."""
 import json
 
 from fixtureset import FIXTURES
-from supervisor.detection import transcript
 from supervisor.profiles import get
 from supervisor.profiles.qwen import transcript as session
+from supervisor.profiles.recordfiles import JSON_LINES
 
 SESSION = "a20834fe-0edd-40ed-ad41-d2975323489d"
 RECORD = FIXTURES / "qwen" / "0.24.4" / "record" / f"{SESSION}.jsonl"
 
 
 def records():
-    return transcript.read_since(RECORD)[0]
+    return JSON_LINES.read(RECORD)[0]
 
 
 def test_a_qwen_session_file_gives_the_users_words_its_replies_tools_and_its_own_summary():

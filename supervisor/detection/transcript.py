@@ -170,9 +170,3 @@ class TranscriptFollower:
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(2)
-
-
-def read_since(path: Path, since: int = 0) -> tuple[list[Record], int]:
-    """The complete records of one JSON-lines file from byte `since` on, and the offset
-    reached (a torn last line is read next time); nothing, and `since`, if it cannot be read."""
-    return JSON_LINES.read(path, since)

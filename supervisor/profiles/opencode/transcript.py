@@ -19,10 +19,11 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from ..recordfiles import error_line
+from ..recordfiles import error_line, named_session
 
 Record = dict
 NAME = "opencode"
@@ -52,16 +53,14 @@ class Database:
                 return path.with_name(self.file_name)
         return None
 
-    def _query(self, path: Path, sql: str, args: tuple = ()) -> list[tuple]:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_MS / 1000, check_same_thread=False)
-        try:
-            return con.execute(sql, args).fetchall()
-        finally:
-            con.close()
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
 
     def end(self, path: Path) -> int:
         try:
-            [(latest,)] = self._query(path, "SELECT max(time_created) FROM message")
+            with closing(self._open(path)) as con:
+                [(latest,)] = con.execute("SELECT max(time_created) FROM message").fetchall()
         except (sqlite3.Error, ValueError):
             return 0
         return (latest or 0) + 1
@@ -69,13 +68,14 @@ class Database:
     def read(self, path: Path, since: int = 0, stream: str | None = None) -> tuple[list[Record], int]:
         where, args = ("m.time_created >= ? AND m.session_id = ?", (since, stream)) if stream else ("m.time_created >= ?", (since,))
         try:
-            rows = self._query(
-                path,
-                "SELECT m.id, m.session_id, m.time_created, m.data, s.directory FROM message m JOIN session s ON s.id = m.session_id "
-                f"WHERE {where} ORDER BY m.time_created, m.id",
-                args,
-            )
-            parts = self._parts(path, [row[0] for row in rows])
+            with closing(self._open(path)) as con:
+                con.execute("BEGIN")  # the messages and their parts as of one moment
+                rows = con.execute(
+                    "SELECT m.id, m.session_id, m.time_created, m.data, s.directory FROM message m JOIN session s ON s.id = m.session_id "
+                    f"WHERE {where} ORDER BY m.time_created, m.id",
+                    args,
+                ).fetchall()
+                parts = self._parts(con, [row[0] for row in rows])
         except sqlite3.Error:
             return [], since
         records = [
@@ -84,12 +84,13 @@ class Database:
         ]
         return ready(records, since)
 
-    def _parts(self, path: Path, ids: list[str]) -> dict[str, list[dict]]:
+    @staticmethod
+    def _parts(con: sqlite3.Connection, ids: list[str]) -> dict[str, list[dict]]:
         out: dict[str, list[dict]] = {}
         for i in range(0, len(ids), 500):  # SQLite's limit on a statement's variables
             chunk = ids[i : i + 500]
             sql = f"SELECT message_id, data FROM part WHERE message_id IN ({','.join('?' * len(chunk))}) ORDER BY id"
-            for mid, data in self._query(path, sql, tuple(chunk)):
+            for mid, data in con.execute(sql, tuple(chunk)):
                 out.setdefault(mid, []).append(_json(data))
         return out
 
@@ -151,9 +152,7 @@ def claims(record: Record, path: Path, cwd: str, agent_session_id: str | None) -
     return isinstance(said, str) and os.path.realpath(said) == os.path.realpath(cwd)
 
 
-def session_id(record: Record) -> str | None:
-    sid = record.get("session")
-    return sid if isinstance(sid, str) and sid else None
+session_id = named_session
 
 
 def timestamp(record: Record) -> float | None:
