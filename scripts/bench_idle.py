@@ -6,7 +6,9 @@ its transcript exists, the hook server is up and injection is armed; the scripte
 a plain shell), start it under a real PTY, drive it to its idle prompt, then count the CPU
 time (user + system, from /proc) of every process over --seconds: the agent alone when
 bare; supervise's own processes (the PTY loop and the recorder) and the agent under
-supervise. Prints a table; the target for supervise's processes is < 0.5% of a core.
+supervise. Prints a table; the target for supervise's processes is < 0.5% of a core. Each
+agent runs under supervise twice: as it is by default, and with OTLP export on (to a receiver
+in this process that decodes what it gets, metrics every 5 s): the two within noise.
 
 Usage: scripts/bench_idle.py [--seconds 30] [--only claude|toy|shell ...] [--json]
 (--json: the figures as one JSON object on the last line of stdout)
@@ -54,6 +56,7 @@ def idle_cost(
     agent_argv: list[str], options: list[str], env: dict, cwd: Path, drive, seconds: float, supervised: bool
 ) -> tuple[float, float]:
     """Start the agent (under supervise with `options`, or bare), drive it to idle, measure."""
+    env = {**env, **EXPORT} if supervised == "export" else env
     if supervised:
         screen = Screen([*options, "--", *agent_argv], env, cwd)
     else:
@@ -111,6 +114,8 @@ def shell(base: Path, supervised: bool, seconds: float) -> tuple[float, float]:
 
 
 AGENTS = {"claude": claude, "toy": toy, "shell": shell}
+EXPORT: dict[str, str] = {}  # the variables that turn OTLP export on, to this run's receiver
+MODES = (False, True, "export")  # bare, under supervise, under supervise exporting
 
 
 def main() -> None:
@@ -121,28 +126,46 @@ def main() -> None:
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-idle-"))
     rows = []
+    receiver = None
+    try:
+        from otlpreceiver import HttpReceiver
+
+        receiver = HttpReceiver().start()
+        EXPORT.update(OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url, OTEL_METRIC_EXPORT_INTERVAL="5000")
+    except ImportError:
+        print("(no OTLP receiver here: opentelemetry-proto is not installed; no export rows)", file=sys.stderr)
     try:
         for agent in args.only or list(AGENTS):
-            for supervised in (False, True):
+            for supervised in MODES if receiver else MODES[:2]:
                 ours, theirs = AGENTS[agent](base / f"{agent}-{supervised}", supervised, args.seconds)
                 rows.append((agent, supervised, ours, theirs))
-                print(f"{agent:<8} {'supervise' if supervised else 'bare':<10} supervise {ours:6.2f}%   agent {theirs:6.2f}%", flush=True)
+                said = {False: "bare", True: "supervise", "export": "exporting"}[supervised]
+                print(f"{agent:<8} {said:<10} supervise {ours:6.2f}%   agent {theirs:6.2f}%", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+        if receiver is not None:
+            receiver.stop()
     print(f"\nidle CPU over {args.seconds:g} s, % of one core; target for supervise's processes < 0.5%")
-    print("| agent | agent bare | agent under supervise | supervise's processes |")
-    print("| --- | --- | --- | --- |")
+    print("| agent | agent bare | agent under supervise | supervise's processes | ... with OTLP export on |")
+    print("| --- | --- | --- | --- | --- |")
     by = {(a, s): (o, t) for a, s, o, t in rows}
     for agent in dict.fromkeys(a for a, *_ in rows):
         bare = by.get((agent, False), (0, float("nan")))[1]
         ours, theirs = by.get((agent, True), (float("nan"), float("nan")))
-        print(f"| {agent} | {bare:.2f}% | {theirs:.2f}% | {ours:.2f}% |")
+        exporting = by.get((agent, "export"), (float("nan"), 0))[0]
+        print(f"| {agent} | {bare:.2f}% | {theirs:.2f}% | {ours:.2f}% | {exporting:.2f}% |")
     if args.json:
         results = {"seconds": args.seconds, "agents": {}}
         for agent in dict.fromkeys(a for a, *_ in rows):
             bare = by.get((agent, False), (None, None))[1]
             ours, theirs = by.get((agent, True), (None, None))
-            results["agents"][agent] = {"agent_bare_pct": bare, "agent_supervised_pct": theirs, "supervise_pct": ours}
+            exporting = by.get((agent, "export"), (None, None))[0]
+            results["agents"][agent] = {
+                "agent_bare_pct": bare,
+                "agent_supervised_pct": theirs,
+                "supervise_pct": ours,
+                "supervise_exporting_pct": exporting,
+            }
         if "claude" in results["agents"]:
             version = subprocess.run([claude_bin(), "--version"], capture_output=True, text=True).stdout.split()
             results["agents"]["claude"]["version"] = version[0] if version else None

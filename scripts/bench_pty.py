@@ -7,6 +7,9 @@
 - latency: keystroke echo round trip through a raw-mode `cat`, with and without supervise;
   target: added p50 < 0.5 ms, p99 < 2 ms.
 - idle CPU: supervise's own CPU time while the child sleeps; target ~0.
+The flood and idle cases run supervise twice: as it is by default, and with OTLP export on
+(OTEL_EXPORTER_OTLP_ENDPOINT: a receiver in this process that decodes what it gets, as a
+collector does); the two within noise of each other is the target.
 
 Usage: scripts/bench_pty.py [--mb 200] [--rounds 3] [--keys 500] [--json]
 (--json: the figures as one JSON object on the last line of stdout)
@@ -29,7 +32,9 @@ from ptyprocess import PtyProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from procs import cpu_seconds  # noqa: E402
+from procs import cpu_seconds, descendants, is_recorder  # noqa: E402
+
+EXPORTING = "supervise, OTLP on"  # the case with export on
 
 SUPERVISE = [sys.executable, "-m", "supervisor"]
 BARE = [sys.executable, str(ROOT / "scripts" / "bare_pty_copy.py")]
@@ -109,8 +114,21 @@ def asciinema_bin() -> str | None:
     return str(beside) if beside.exists() else shutil.which("asciinema")
 
 
+def exporting_env(env: dict) -> tuple[dict, object]:
+    """`env` with OTLP export on, to a receiver started here (stop it when done); with the
+    OpenTelemetry SDK or the receiver's proto package missing, (env, None): no such case."""
+    try:
+        from otlpreceiver import HttpReceiver
+        import opentelemetry.sdk  # noqa: F401
+    except ImportError:
+        return env, None
+    receiver = HttpReceiver().start()
+    return {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_METRIC_EXPORT_INTERVAL": "5000"}, receiver
+
+
 def bench_throughput(mb: int, rounds: int, env: dict) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="supervise-bench-"))
+    on, receiver = exporting_env(env)
     try:
         data = tmp / "data.txt"
         newlines = make_file(data, mb)
@@ -122,7 +140,10 @@ def bench_throughput(mb: int, rounds: int, env: dict) -> dict:
             "script -qfc": ["script", "-qfc", f"cat {data}", "/dev/null"],
             "asciinema rec": [asciinema or "asciinema", "rec", "--quiet", "--overwrite", "-c", f"cat {data}", str(tmp / "asciinema.cast")],
             "supervise": [*SUPERVISE, "--", "cat", str(data)],
+            EXPORTING: [*SUPERVISE, "--", "cat", str(data)],
         }
+        if receiver is None:
+            del cases[EXPORTING]
         if not shutil.which("script"):
             del cases["script -qfc"]
         if not asciinema:
@@ -133,7 +154,7 @@ def bench_throughput(mb: int, rounds: int, env: dict) -> dict:
                 # each from a disk with nothing left to write: the case before (asciinema's and
                 # supervise's 210 MB recordings) is not written out on this one's time
                 os.sync()
-                results[name].append(through_terminal(argv, expected, env))
+                results[name].append(through_terminal(argv, expected, on if name == EXPORTING else env))
         best = {k: min(v, key=lambda r: r[0]) for k, v in results.items()}
         base = best["bare loop"][0]
         print(f"\n## throughput: cat of {size / 1e6:.0f} MB, {COLS}x{ROWS}, best of {rounds} (timed from the first byte)")
@@ -161,6 +182,8 @@ def bench_throughput(mb: int, rounds: int, env: dict) -> dict:
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if receiver is not None:
+            receiver.stop()
 
 
 def bench_startup(runs: int, env: dict) -> dict:
@@ -232,18 +255,25 @@ def bench_latency(keys: int, env: dict) -> dict:
 
 
 def bench_idle(env: dict, seconds: float = 5.0) -> dict:
-    print(f"\n## CPU while the child is idle ({seconds:.0f} s of `sleep`)")
+    print(f"\n## CPU while the child is idle ({seconds:.0f} s of `sleep`; the PTY loop and the recorder)")
     out = {"seconds": seconds, "cases": {}}
-    for name, argv in (("bare loop", [*BARE, "sleep", "30"]), ("supervise", [*SUPERVISE, "--", "sleep", "30"])):
-        proc = PtyProcess.spawn(argv, dimensions=(ROWS, COLS), env=env)
+    on, receiver = exporting_env(env)
+    cases = [("bare loop", [*BARE, "sleep", "30"], env), ("supervise", [*SUPERVISE, "--", "sleep", "30"], env)]
+    if receiver is not None:
+        cases.append((EXPORTING, [*SUPERVISE, "--", "sleep", "30"], on))
+    for name, argv, case_env in cases:
+        proc = PtyProcess.spawn(argv, dimensions=(ROWS, COLS), env=case_env)
         time.sleep(1.5)  # start-up is not idleness
-        c0, t0 = cpu_seconds(proc.pid), time.monotonic()
+        ours = [proc.pid, *(p for p in descendants(proc.pid) if is_recorder(p))]  # the loop and the recorder
+        c0, t0 = sum(map(cpu_seconds, ours)), time.monotonic()
         time.sleep(seconds)
-        used = cpu_seconds(proc.pid) - c0
+        used = sum(map(cpu_seconds, ours)) - c0
         elapsed = time.monotonic() - t0
         proc.terminate(force=True)
         print(f"{name:<12} {used * 1000:>7.1f} ms CPU over {elapsed:.1f} s ({100 * used / elapsed:.2f}% of a core)")
         out["cases"][name] = {"cpu_ms": used * 1000, "elapsed_s": elapsed, "pct_core": 100 * used / elapsed}
+    if receiver is not None:
+        receiver.stop()
     return out
 
 

@@ -375,3 +375,24 @@ def send_message(fd: int, message: Message) -> None:
             view = view[os.write(fd, view) :]
         except InterruptedError:
             continue
+
+
+def coalesce(frames: list[tuple[bytes, float, bytes]]) -> list[tuple[bytes, float, bytes]]:
+    """Join runs of output frames that arrived within COALESCE seconds of the run's first."""
+    out: list[tuple[bytes, float, bytes]] = []
+    run: list[bytes] = []
+    run_t = 0.0
+    for kind, t, payload in frames:
+        if kind == OUTPUT and run and t - run_t <= COALESCE:
+            run.append(payload)
+            continue
+        if run:
+            out.append((OUTPUT, run_t, b"".join(run)))
+            run = []
+        if kind == OUTPUT:
+            run, run_t = [payload], t
+        else:
+            out.append((kind, t, payload))
+    if run:
+        out.append((OUTPUT, run_t, b"".join(run)))
+    return out

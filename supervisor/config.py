@@ -105,6 +105,7 @@ class Notify:
 
 
 ON_LIMIT = ("notify", "wait", "off")
+OTLP_PROTOCOLS = ("http/protobuf", "grpc")
 NOTIFY_TERMINAL = ("bell", "osc", "off")
 
 
@@ -129,11 +130,33 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class Telemetry:
+    """Where supervise sends its metrics and events over OTLP (the `[telemetry]` table, or the OTEL_* variables)."""
+
+    endpoint: str | None = None  # the collector's base URL (HTTP: /v1/logs and /v1/metrics are added)
+    logs_endpoint: str | None = None  # a signal's own full URL, used as it is
+    metrics_endpoint: str | None = None
+    protocol: str = "http/protobuf"  # or grpc (with the gRPC exporter installed)
+    headers: str = ""  # key=value,key=value, as OTEL_EXPORTER_OTLP_HEADERS
+    resource_attributes: str = ""  # key=value,key=value, as OTEL_RESOURCE_ATTRIBUTES
+    service_name: str = "supervise"
+    export_interval: float = 60.0  # seconds between two exports of the metrics
+    timeout: float = 10.0  # seconds an export may take
+    content: bool = False  # the user's requests, contexts and text-log lines too (redacted)
+    enabled: bool = True  # SUPERVISE_TELEMETRY=off: none of ours, with the variables left for the agents'
+
+    @property
+    def on(self) -> bool:
+        return self.enabled and bool(self.endpoint or self.logs_endpoint or self.metrics_endpoint)
+
+
+@dataclass(frozen=True)
 class Settings:
     summary: Summary = Summary()
     notify: Notify = Notify()
     limits: Limits = Limits()
     memory: Memory = Memory()
+    telemetry: Telemetry = Telemetry()
     every_seconds: float = 600.0  # a periodic context after this long with new output (0: never)
     every_chars: int = 256 * 1024  # ... or after this much new output (0: never)
     # Each context reads what is new on the GIL the renderer and the detector share: under
@@ -171,6 +194,7 @@ def passed_down(env: Mapping[str, str]) -> Settings | None:
             "notify": Notify(**data["notify"]),
             "limits": Limits(**data["limits"]),
             "memory": Memory(**data["memory"]),
+            "telemetry": Telemetry(**data["telemetry"]),
         }
     )
 
@@ -212,7 +236,7 @@ def load(
     if warn:
         for finding in findings:
             warn(finding.line)
-    table, told, limits, memory = (tables.get(name, {}) for name in ("summary", "notify", "limits", "memory"))
+    table, told, limits, memory, sent = (tables.get(name, {}) for name in ("summary", "notify", "limits", "memory", "telemetry"))
     key_env = table.get("api_key_env")
     summary = Summary(
         backend=env.get("SUPERVISE_SUMMARY_BACKEND") or table.get("backend") or "auto",
@@ -233,7 +257,7 @@ def load(
         notify=Notify(
             command=env.get("SUPERVISE_NOTIFY_COMMAND") or told.get("command") or None,
             done_after=_number(env, "SUPERVISE_NOTIFY_DONE_AFTER", told, "done_after_seconds", Notify.done_after),
-            terminal=check_choice(
+            terminal=configcheck.check_choice(
                 flags_notify or env.get("SUPERVISE_NOTIFY") or told.get("terminal") or "off",
                 NOTIFY_TERMINAL,
                 "--notify",
@@ -241,7 +265,7 @@ def load(
             ),
         ),
         limits=Limits(
-            on_limit=check_choice(
+            on_limit=configcheck.check_choice(
                 flags_on_limit or env.get("SUPERVISE_ON_LIMIT") or limits.get("on_limit") or "notify",
                 ON_LIMIT,
                 "--on-limit",
@@ -255,6 +279,7 @@ def load(
             mcp=_switch(mcp, env, "SUPERVISE_MCP", memory, "mcp", Memory.mcp),
             brief=_switch(brief, env, "SUPERVISE_BRIEF", memory, "brief", Memory.brief),
         ),
+        telemetry=_telemetry(env, sent),
         every_seconds=_number(env, "SUPERVISE_SUMMARY_EVERY_MINUTES", {}, "", 10) * 60,
         every_chars=int(_number(env, "SUPERVISE_SUMMARY_EVERY_KB", {}, "", 256) * 1024),
         min_seconds=_number(env, "SUPERVISE_SUMMARY_MIN_SECONDS", {}, "", Settings.min_seconds),
@@ -262,6 +287,26 @@ def load(
         recorder_grace=_number(env, "SUPERVISE_RECORDER_GRACE", {}, "", Settings.recorder_grace),
         recorder_priority=env.get("SUPERVISE_RECORDER_PRIORITY") or Settings.recorder_priority,
         template=_template(config_dir(env) / "context_prompt.txt"),
+    )
+
+
+def _telemetry(env: Mapping[str, str], table: Mapping) -> Telemetry:
+    """The standard OTEL_* variables (the agents' own exporters read them too), else the table.
+    http/json is sent as http/protobuf: a collector's HTTP port takes both."""
+    protocol = env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or table.get("protocol") or Telemetry.protocol
+    interval, timeout = (env.get(v) for v in ("OTEL_METRIC_EXPORT_INTERVAL", "OTEL_EXPORTER_OTLP_TIMEOUT"))  # milliseconds
+    return Telemetry(
+        endpoint=env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or table.get("endpoint") or None,
+        logs_endpoint=env.get("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT") or None,
+        metrics_endpoint=env.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") or None,
+        protocol="http/protobuf" if protocol == "http/json" else protocol,
+        headers=env.get("OTEL_EXPORTER_OTLP_HEADERS") or table.get("headers") or "",
+        resource_attributes=env.get("OTEL_RESOURCE_ATTRIBUTES") or table.get("resource_attributes") or "",
+        service_name=env.get("OTEL_SERVICE_NAME") or table.get("service_name") or Telemetry.service_name,
+        export_interval=float(interval) / 1000 if interval else float(table.get("export_interval_seconds", Telemetry.export_interval)),
+        timeout=float(timeout) / 1000 if timeout else float(table.get("timeout_seconds", Telemetry.timeout)),
+        content=_switch(None, env, "SUPERVISE_TELEMETRY_CONTENT", table, "content", Telemetry.content),
+        enabled=(env.get("OTEL_SDK_DISABLED") or "").strip().lower() != "true" and _switch(None, env, "SUPERVISE_TELEMETRY", {}, "", True),
     )
 
 
@@ -343,15 +388,5 @@ def check_backend(name: str, source: str | None = None) -> str:
             f"unknown summary backend '{plain(name, newlines=False)}'{' in ' + source if source else ''}",
             f"use one of: {', '.join(known)} (--summary-backend, SUPERVISE_SUMMARY_BACKEND or [summary] backend)",
             exit_code=2,
-        )
-    return name
-
-
-def check_choice(name: str, choices: tuple[str, ...], flag: str, elsewhere: str) -> str:
-    from .plaintext import plain
-
-    if name not in choices:
-        raise SuperviseError(
-            f"unknown {flag} '{plain(name, newlines=False)}'", f"use one of: {', '.join(choices)} ({flag}, {elsewhere})", exit_code=2
         )
     return name

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
-from .config import DEFAULT_BUDGET, backends, cli_model_settings, DEFAULT_MODEL, NOTIFY_TERMINAL, ON_LIMIT, Limits, Memory, Notify, Summary
+from .config import DEFAULT_BUDGET, DEFAULT_MODEL, NOTIFY_TERMINAL, ON_LIMIT, OTLP_PROTOCOLS, backends, cli_model_settings
+from .config import Limits, Memory, Notify, Summary, Telemetry
 from .errors import SuperviseError
 from .plaintext import plain
 
@@ -92,6 +93,16 @@ def tables() -> dict[str, dict[str, Key]]:
             "mcp": Key("switch", Memory.mcp),
             "brief": Key("switch", True),
         },
+        "telemetry": {
+            "endpoint": Key("url", "http://localhost:4318"),
+            "protocol": Key("choice", "grpc", choices=OTLP_PROTOCOLS),
+            "headers": Key("text", "authorization=Bearer%20TOKEN", empty_ok=True),
+            "resource_attributes": Key("text", "deployment.environment.name=dev", empty_ok=True),
+            "service_name": Key("text", Telemetry.service_name),
+            "export_interval_seconds": Key("number", Telemetry.export_interval, SECONDS, above=0),
+            "timeout_seconds": Key("number", Telemetry.timeout, SECONDS, above=0),
+            "content": Key("switch", True),
+        },
     }
 
 
@@ -113,6 +124,14 @@ ENV: dict[str, Key] = {
     "SUPERVISE_RECORDER_PRIORITY": Key("priority", "idle"),
     "SUPERVISE_MCP": Key("switch", True),
     "SUPERVISE_BRIEF": Key("switch", True),
+    "SUPERVISE_TELEMETRY": Key("switch", False),
+    "SUPERVISE_TELEMETRY_CONTENT": Key("switch", True),
+    "OTEL_EXPORTER_OTLP_ENDPOINT": Key("url", "http://localhost:4318"),  # (the SDK reads the other OTEL_* itself)
+    "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": Key("url", "http://localhost:4318/v1/logs"),
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": Key("url", "http://localhost:4318/v1/metrics"),
+    "OTEL_EXPORTER_OTLP_PROTOCOL": Key("choice", "grpc", choices=(*OTLP_PROTOCOLS, "http/json")),
+    "OTEL_METRIC_EXPORT_INTERVAL": Key("whole", 60000, "milliseconds", least=1),
+    "OTEL_EXPORTER_OTLP_TIMEOUT": Key("whole", 10000, "milliseconds", least=1),
 }
 
 # A switch's value in a variable, as the words people write it.
@@ -371,3 +390,11 @@ def _shown(value: object) -> str:
     if isinstance(value, list):
         return "a list"
     return "a date"  # the one kind of TOML value left
+
+
+def check_choice(name: str, choices: tuple[str, ...], flag: str, elsewhere: str) -> str:
+    if name not in choices:
+        raise SuperviseError(
+            f"unknown {flag} '{plain(name, newlines=False)}'", f"use one of: {', '.join(choices)} ({flag}, {elsewhere})", exit_code=2
+        )
+    return name

@@ -17,7 +17,7 @@ LAYERS = [
     {"base"},
     {"store", "terminal", "detection"},
     {"recording", "giveback", "status"},
-    {"contexts"},
+    {"contexts", "telemetry"},
     {"memory"},
     {"agent"},
     {"run", "doctor"},

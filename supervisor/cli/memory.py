@@ -18,6 +18,7 @@ from .shared import local_time, open_store
 PROJECT_HELP = "Only this folder's project (its git top-level; default: the current folder's)."
 ALL_HELP = "Every project, not only the current folder's."
 PROJECT_SHOWN = 16  # characters of a project's name in a hit's line
+LOOKUP_WAIT = 1.0  # seconds a search may wait for its count to go out (an endpoint that never answers)
 
 
 def project_scope(folder: Optional[str], everywhere: bool) -> Optional[str]:
@@ -59,6 +60,15 @@ def search(
         done, chunks = searching.reindex(store)
         typer.echo(f"supervise: the search index was made again from {done:,} sessions' text logs ({chunks:,} chunks)", err=True)
     hits = searching.search(store, text, scope, limit)
+    try:
+        _print_hits(hits, text, scope_project, as_json)
+    finally:  # after the answer is out: an endpoint that is slow keeps nobody from it
+        _count_lookup("search", scope_project)
+
+
+def _print_hits(hits: list, text: str, scope_project: Optional[str], as_json: bool) -> None:
+    from ..memory import query
+
     if as_json:
         typer.echo(json_rows([h.as_json() for h in hits]))
         return
@@ -73,6 +83,15 @@ def search(
         typer.echo(
             f"{h.session_id:<7} {(h.agent or '-')[:10]:<10} {name:<{PROJECT_SHOWN}} {local_time(h.when):<16} {where:<7} {query.shown(h.line, bold)}"
         )
+
+
+def _count_lookup(tool: str, project_root: Optional[str]) -> None:
+    """A lookup counted where telemetry is on: sent before the command ends, within LOOKUP_WAIT."""
+    from ..telemetry.export import Lookups
+
+    lookups = Lookups.configured("cli", project_root)
+    lookups.count(tool)
+    lookups.close(LOOKUP_WAIT)
 
 
 mcp_app = typer.Typer(

@@ -60,6 +60,9 @@ class Seen:
     context_left: int | None
 
 
+GAVE_SHARE = 0.8  # of a turn's pieces in a given text: the turn is that text
+
+
 class Detector:
     def __init__(self, patterns: PatternSet | None, grace: float = 0.2, unrecognized: bool = True):
         self._lock = threading.Lock()
@@ -87,6 +90,14 @@ class Detector:
             given = echoes.Given.of(texts)
             with self._lock:
                 self._given_texts, self.given = texts, given
+
+    def gave(self, text: str) -> bool:
+        """Whether `text` (a turn the agent's record says the user took) is mostly what
+        supervise gave the agent: a context or a continue, not the user's words."""
+        n = echoes.normalize(text)
+        with self._lock:
+            given = self.given
+        return bool(n) and (n in given.texts or given.coverage(n) >= GAVE_SHARE)
 
     def set_patterns(self, patterns: PatternSet | None) -> None:
         prefilter = _prefilter(patterns, self.unrecognized)

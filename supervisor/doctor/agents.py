@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
-import subprocess
 from collections.abc import Mapping
 
 from .. import profiles
 from ..detection import patterns
 from ..plaintext import plain
+from ..releases import parse_version, version_output
 from .report import Check
 
-# `CMD --version` must not look for updates or phone home (and each profile adds its own).
-QUIET_ENV = {"NO_UPDATE_NOTIFIER": "1", "NO_COLOR": "1"}
-
-VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)(?!\w)")
 SEEN_VERSION = re.compile(r"\d+(?:\.(?:\d+|x))+")
-
-
-def parse_version(output: str) -> str | None:
-    """The version in what `CMD --version` printed: `2.1.330 (Some Agent)`, `some-cli
-    0.169.0`, `0.61.0`."""
-    m = VERSION.search(plain(output))
-    return m.group(1) if m else None
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -72,33 +59,6 @@ def agent_verdict(command: str, path: str | None, output: str | None, error: str
         f"{path}: patterns verified on {seen}; you have {version}",
         "run `supervise patterns check` on a recording of it (sessions/ID/session.cast) to see what is detected, or report it",
     )
-
-
-def version_output(path: str, profile: profiles.Profile, env: Mapping[str, str]) -> tuple[str | None, str | None]:
-    """(what `PATH --version` printed, None), or (None, what went wrong)."""
-    timeout = profile.version_timeout
-    try:
-        proc = subprocess.Popen(
-            [path, "--version"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**env, **QUIET_ENV, **profile.quiet_env},
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return None, f"cannot run: {exc.strerror or exc}"
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # with whatever it started (node, a Python)
-        proc.communicate()
-        return None, f"did not answer in {timeout:g} s"
-    text = (out or err).decode(errors="replace")
-    if proc.returncode != 0:
-        reason = (plain(err.decode(errors="replace")).strip().splitlines() or [""])[-1][:120]
-        return None, f"failed (exit {proc.returncode}){': ' + reason if reason else ''}"
-    return text, None
 
 
 def agent(command: str, sets: Mapping[str, patterns.PatternSet], env: Mapping[str, str]) -> Check:

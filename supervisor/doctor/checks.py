@@ -22,7 +22,7 @@ from ..errors import SuperviseError
 from .agents import agent
 from .machine import data_dir, database, hook_script, native, pattern_files, terminal
 from .report import Check
-from .services import api, datasette, docker, summary_backend
+from .services import api, datasette, docker, summary_backend, telemetry
 from .memory import mcp_server
 from .settings import notify_command, settings
 
@@ -65,6 +65,7 @@ def run_all(env: Mapping[str, str] | None = None) -> Iterator[Check]:
         ("notify", given_settings(lambda s: notify_command(s.notify, env))),
         ("summary", given_settings(lambda s: summary_backend(env))),
         ("api", given_settings(lambda s: api(s.summary))),
+        ("telemetry", given_settings(lambda s: telemetry(s.telemetry))),
         ("docker", docker),
         ("datasette", datasette),
     ]

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from .. import config, profiles
 from ..errors import SuperviseError
-from .agents import parse_version, version_output
+from ..releases import parse_version, version_output
 from .report import REINSTALL, Check
 
 API_TIMEOUT = 10.0
@@ -212,3 +212,41 @@ def datasette() -> Check:
     if not any(ep.name == "supervise" for ep in metadata.entry_points(group="datasette")):
         return Check("datasette", "warn", f"{version}, without supervise's plugin: prompts and JSON show raw", REINSTALL)
     return Check("datasette", "ok", f"{version} with supervise's plugin (`supervise browse`)")
+
+
+def telemetry(settings: config.Telemetry, timeout: float = 2.0) -> Check:
+    """OTLP export: off, or its exporter installed and something listening at the endpoint."""
+    import socket
+    from importlib import metadata, util
+    from urllib.parse import urlsplit
+
+    from ..telemetry.export import INSTALL_HINT, where
+
+    if not settings.on:
+        return Check("telemetry", "ok", "off: no OTLP endpoint set (docs/teams.md)")
+    shown = where(settings)
+    exporter = "opentelemetry.exporter.otlp.proto." + ("grpc" if settings.protocol == "grpc" else "http")
+    if util.find_spec("opentelemetry") is None or util.find_spec("opentelemetry.sdk") is None or util.find_spec(exporter) is None:
+        hint = INSTALL_HINT.replace("[otlp]", "[otlp-grpc]") if settings.protocol == "grpc" else INSTALL_HINT
+        return Check(
+            "telemetry",
+            "warn",
+            f"{shown} is set, but the OpenTelemetry {settings.protocol} exporter is not installed: nothing is sent",
+            hint,
+        )
+    url = urlsplit(settings.endpoint or settings.logs_endpoint or settings.metrics_endpoint or "")
+    port = url.port or (443 if url.scheme == "https" else 4317 if settings.protocol == "grpc" else 4318)
+    try:
+        socket.create_connection((url.hostname or "localhost", port), timeout=timeout).close()
+    except OSError as exc:
+        why = exc.strerror or str(exc) or "no answer"
+        return Check(
+            "telemetry",
+            "warn",
+            f"nothing answers at {shown} ({why}): sessions run, and what they send is dropped",
+            "start the collector, or check OTEL_EXPORTER_OTLP_ENDPOINT",
+        )
+    content = "with content (masked)" if settings.content else "without content"
+    return Check(
+        "telemetry", "ok", f"{settings.protocol} to {shown}, {content} (OpenTelemetry SDK {metadata.version('opentelemetry-sdk')})"
+    )

@@ -17,10 +17,12 @@ from pathlib import Path
 from .. import paths
 from ..errors import SuperviseError
 from ..store.database import Store
+from ..telemetry.export import Lookups
 from . import answers, query, search as searching, tooldefs
 from .launch import NAME
 
 DEADLINE = 2.0  # seconds a call may take
+LOOKUPS_CLOSE = 2.0  # seconds the lookups' count may take to go out when the agent closes us
 PROGRESS_STEPS = 10_000  # SQLite virtual-machine steps between two looks at the clock
 INSTRUCTIONS = (
     "Look up what earlier coding-agent sessions recorded by supervise did: search, then session or excerpt. "
@@ -31,10 +33,11 @@ INSTRUCTIONS = (
 class Memory:
     """The tools' work, outside the protocol: what each call answers (text), for `project`."""
 
-    def __init__(self, db_path: Path, project: str | None, session_id: str | None = None):
+    def __init__(self, db_path: Path, project: str | None, session_id: str | None = None, counted: Callable[[str], None] | None = None):
         self.db_path = db_path
         self.project = project
         self.session_id = session_id  # the session the asking agent runs in (left out of its brief)
+        self.counted = counted or (lambda tool: None)  # told each call's tool (telemetry)
 
     def _store(self, deadline: float) -> Store:
         if not self.db_path.exists():
@@ -46,7 +49,8 @@ class Memory:
         store.conn.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_STEPS)
         return store
 
-    def call(self, work: Callable[[Store], str]) -> str:
+    def call(self, tool: str, work: Callable[[Store], str]) -> str:
+        self.counted(tool)
         deadline = time.monotonic() + DEADLINE
         try:
             store = self._store(deadline)
@@ -72,13 +76,13 @@ class Memory:
             scope = searching.Scope(project=None if all_projects else self.project, agent=agent or None, since=when)
             return answers.search(store, text, scope, max(1, min(limit, 20)))
 
-        return self.call(work)
+        return self.call("search", work)
 
     def session(self, session_id: str) -> str:
-        return self.call(lambda store: answers.session(store, session_id))
+        return self.call("session", lambda store: answers.session(store, session_id))
 
     def excerpt(self, hit_id: str, around: int | None = None, lines: int = answers.EXCERPT_LINES) -> str:
-        return self.call(lambda store: answers.excerpt(store, hit_id, around, lines))
+        return self.call("excerpt", lambda store: answers.excerpt(store, hit_id, around, lines))
 
     def brief(self, project: str | None = None) -> str:
         from .. import project as projects
@@ -86,7 +90,7 @@ class Memory:
         where = projects.root(project) if project else self.project
         if where is None:
             return "supervise: give a project folder"
-        return self.call(lambda store: answers.brief(store, where, self.session_id))
+        return self.call("brief", lambda store: answers.brief(store, where, self.session_id))
 
 
 def server(memory: Memory):
@@ -127,5 +131,9 @@ def serve(project: str | None, session_id: str | None = None) -> int:
     # Ctrl-C ends it at once: the SDK's loop would cancel and then wait for its stdin reader,
     # a thread blocked in a read; a read-only server has nothing to finish.
     signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
-    server(Memory(paths.db_path(), project, session_id)).run("stdio")
+    lookups = Lookups.configured("mcp", project)
+    try:
+        server(Memory(paths.db_path(), project, session_id, lookups.count)).run("stdio")
+    finally:
+        lookups.close(LOOKUPS_CLOSE)
     return 0

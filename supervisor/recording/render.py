@@ -55,6 +55,7 @@ class Renderer:
         cast_path: str | None = None,
     ):
         self._log = log_file
+        self.lines_to: Callable[[list[str]], None] | None = None  # told each batch of lines logged
         self._cast_path = cast_path
         self._log_broken = False
         self._fail = fail
@@ -189,6 +190,8 @@ class Renderer:
     def _write_log(self, lines: list[str]) -> None:
         if lines and not self._log_broken:
             # a log a person reads with `less` or `cat`: nothing in it may act on a terminal
+            if self.lines_to is not None:
+                self.lines_to(lines)
             try:
                 self._log.write(no_controls("\n".join(lines)) + "\n")
             except OSError as exc:  # a full disk: stop writing, or the unwritten text piles up in memory

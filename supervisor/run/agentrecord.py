@@ -29,10 +29,13 @@ class AgentRecord:
         giveback: GiveBack | None,
         now: Callable[[], float],
         summarized: Iterable[str] = (),
+        heard_user: Callable[[str], None] | None = None,
     ):
         """`summarized`: the summaries the agent made in the session this one carries on (its
-        history, written again as it resumes, is no new compaction)."""
+        history, written again as it resumes, is no new compaction); `heard_user`: told each
+        turn of the user's."""
         self.reader, self.cfg, self.sink, self.giveback, self.now = reader, cfg, sink, giveback, now
+        self.heard_user = heard_user
         self.agent_session_id: str | None = None
         self.summarized = set(summarized)
         cwd, carried_on = cfg.cwd or "", cfg.agent_session_id
@@ -67,6 +70,8 @@ class AgentRecord:
         said = reader.user_text(record)
         if self.giveback is not None and said:
             self.giveback.on_user_turn(said)
+        if self.heard_user is not None and said:
+            self.heard_user(said)
         detail = reader.compaction(record)
         summary = reader.summary(record)
         if detail is None and summary is None:

@@ -42,7 +42,7 @@ from ..store.damage import damaged, is_damage
 from ..store.database import ACTIVE, INTERRUPTED, Store
 from ..store.events import EventSink
 from ..terminal.termmodes import ModeTracker
-from . import recorderlife, wiring
+from . import recorderlife, telemetrywire, wiring
 from .agentrecord import AgentRecord
 
 
@@ -69,6 +69,8 @@ class Recorder:
         self._cast_lost: list | None = None  # [when the recording stopped, characters not recorded since]
         self._store = self._open_store()
         self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self._fail, cfg.start_monotonic)
+        names = self._session_names()
+        self.telemetry = telemetrywire.make(cfg, settings, names.pop("project", None), self._now, self._report)
         self.renderer = Renderer(
             paths.open_private(Path(cfg.log_path), "w", encoding="utf-8"),
             cfg.emulator,
@@ -82,7 +84,6 @@ class Recorder:
             now=self._now,
             cast_path=cfg.cast_path,
         )
-        names = self._session_names()
         self.states: StateWatch | None = None
         if cfg.agent:
             self.states = StateWatch(self.sink, cfg.started_wall, names, settings.notify, self._fail, self._send)
@@ -126,13 +127,22 @@ class Recorder:
                 self._brief()
             if cfg.resume_from:  # its context, brought up to date (also with injection off: `supervise context` shows it)
                 self.keeper.want("resume")
-        wiring.connect(self.sink, self.renderer, exit_note=self._tell_loop, states=self.states, giveback=self.giveback, keeper=self.keeper)
+        wiring.connect(
+            self.sink,
+            self.renderer,
+            exit_note=self._tell_loop,
+            states=self.states,
+            giveback=self.giveback,
+            keeper=self.keeper,
+            telemetry=self.telemetry,
+        )
         if self.keeper is not None:
             self.keeper.start()
         self.transcript: AgentRecord | None = None
         reader = profiles.get(cfg.agent).transcript
         if cfg.transcript_dir and reader is not None:
-            self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now, self._summarized(cfg.resume_from))
+            heard = telemetrywire.user_turns(self.telemetry, self.renderer.detector) if self.telemetry is not None else None
+            self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now, self._summarized(cfg.resume_from), heard)
             self.transcript.start()
 
     def _summarized(self, session_id: str | None) -> list[str]:
@@ -187,17 +197,20 @@ class Recorder:
             self._send(Compacted())
 
     def _session_names(self) -> dict:
-        """The session's id, name and agent (for notices)."""
+        """The session's id, name and agent (for notices), and its project."""
         names = {"id": self.config.session_id, "name": None, "agent": self.config.agent}
         try:
             if self._store is not None:
-                names["name"] = self._store.get_session(self.config.session_id)["name"]
+                row = self._store.get_session(self.config.session_id)
+                names.update(name=row["name"], project=row.get("project"))
         except Exception as exc:
             self._fail("event store", exc)
         return names
 
     def _context_made(self, row: dict, session_id: str) -> None:
         self.renderer.detector.add_given(row["prompt"], quoted(row["context"]))
+        if self.telemetry is not None:
+            self.telemetry.on_context(row)
         if self.giveback is not None:
             self.giveback.on_context(row, session_id)
 
@@ -209,7 +222,7 @@ class Recorder:
     def handle(self, frames: list[tuple[bytes, float, bytes]]) -> dict | None:
         """Record one batch of frames. Returns the END frame's detail when the loop says it is done."""
         end = None
-        for kind, t, payload in _coalesce(frames):
+        for kind, t, payload in channel.coalesce(frames):
             try:
                 if kind == channel.OUTPUT:
                     self._output(t, payload)
@@ -309,29 +322,8 @@ class Recorder:
                 store.close()
 
 
-def _coalesce(frames: list[tuple[bytes, float, bytes]]) -> list[tuple[bytes, float, bytes]]:
-    """Join runs of output frames that arrived within channel.COALESCE seconds of the run's first."""
-    out: list[tuple[bytes, float, bytes]] = []
-    run: list[bytes] = []
-    run_t = 0.0
-    for kind, t, payload in frames:
-        if kind == channel.OUTPUT and run and t - run_t <= channel.COALESCE:
-            run.append(payload)
-            continue
-        if run:
-            out.append((channel.OUTPUT, run_t, b"".join(run)))
-            run = []
-        if kind == channel.OUTPUT:
-            run, run_t = [payload], t
-        else:
-            out.append((kind, t, payload))
-    if run:
-        out.append((channel.OUTPUT, run_t, b"".join(run)))
-    return out
-
-
-def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settings | None = None) -> None:
-    """The recorder process's main loop."""
+def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settings | None = None) -> Recorder:
+    """The recorder process's main loop; returns the recorder, its telemetry still to close."""
     back_ok = True
     send_lock = threading.Lock()
 
@@ -363,6 +355,7 @@ def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settin
     # process is in a session of its own and outlives it).
     if keeper is not None and recorder.output_chars:
         keeper.make("session_end")
+    return recorder
 
 
 def main(argv: list[str]) -> None:
@@ -378,11 +371,13 @@ def main(argv: list[str]) -> None:
     in_fd, back_fd = int(argv[1]), int(argv[2])
     working = lastround.hold(Path(cfg.cast_path).parent)  # until the last round is made: `context`/`resume` wait for it
     try:
-        serve(cfg, in_fd, back_fd, settings)
+        recorder = serve(cfg, in_fd, back_fd, settings)
     finally:
         os.close(back_fd)
         if working is not None:
             os.close(working)
+    if recorder.telemetry is not None:  # the last round is made: its record goes too (`resume` need not wait for it)
+        recorder.telemetry.close()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ run does not have is left out):
   agent states               each event: the state `supervise ps` shows (status/statewatch.py)
   giving the context back    idle, limits, compactions: the injection rules (giveback/delivery.py)
   context keeper             compactions: a context round is wanted (contexts/keeper.py)
+  telemetry                  each event: queued to be exported (telemetry/export.py)
 An event is emitted on these threads, and its subscribers hear it there:
   recorder main thread       the PTY loop's events (start, exit, signals); a continue the
                              loop declined (limit_continue)
@@ -27,6 +28,10 @@ order, each with the screen and what the detector made of it (`Seen`):
   agent states               idle, busy, a dialog, context left: returns the events they
                              mean (limit_cleared), recorded once both have heard the frame
   giving the context back    the screen, for the injection rules
+
+Telemetry hears the rest where it happens, each an append to its queue: the state changes
+(on the thread that changed it), each context made (the keeper's thread), the text log's lines
+(render) and the user's turns (transcript follower), those two with the content opt-in only.
 
 Calls across threads besides: the context keeper's thread hands each context it makes to
 the detector (`add_given`, under the detector's lock) and to the injection rules, and asks
@@ -46,6 +51,7 @@ if TYPE_CHECKING:
     from ..recording.render import Renderer
     from ..status.statewatch import StateWatch
     from ..store.events import EventSink
+    from ..telemetry.export import SessionTelemetry
 
 
 def connect(
@@ -56,6 +62,7 @@ def connect(
     states: StateWatch | None,
     giveback: GiveBack | None,
     keeper: ContextKeeper | None,
+    telemetry: SessionTelemetry | None = None,
 ) -> None:
     """Subscribe each part to what it hears, in the order above."""
     sink.subscribe("the exit note", exit_note)
@@ -67,3 +74,8 @@ def connect(
         renderer.subscribe("giving the context back", giveback.on_frame)
     if keeper is not None:
         sink.subscribe("context keeper", keeper.on_event)
+    if telemetry is not None:
+        sink.subscribe("telemetry", telemetry.on_event)
+        renderer.lines_to = telemetry.on_lines
+        if states is not None:
+            states.heard.append(telemetry.on_state)

@@ -38,6 +38,7 @@ class StateWatch:
         self.terminal = notify.terminal  # bell, osc or off
         self._send = send  # to the PTY loop, which writes to the user's terminal
         self._lock = threading.Lock()  # events come from several threads, frames from the render thread
+        self.heard: list[Callable[[str, float], None]] = []  # told each change: its state and session time
 
     def on_event(self, kind: str, t: float, detail: dict) -> None:
         with self._lock:
@@ -67,6 +68,8 @@ class StateWatch:
     def _publish(self, state: states.State, t: float) -> None:
         wall = (self.started_wall or time.time() - t) + state.since
         self.sink.set_state(state.name, datetime.fromtimestamp(wall, timezone.utc).isoformat(timespec="milliseconds"), state.detail)
+        for listener in self.heard:
+            listener(state.name, state.since)
 
 
 def notice_text(values: dict) -> str:

@@ -1,0 +1,60 @@
+"""A session's telemetry, made for the recorder when an endpoint is set: who the session is
+(its agent, project, how it began) and how its agent's release is asked (`--version`, once
+the run's command is known, on the exporting thread)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+
+from .. import profiles, releases
+from ..channel import RecorderConfig
+from ..config import Settings
+from ..detection.detector import Detector
+from ..telemetry import signals
+from ..telemetry.export import SessionTelemetry
+
+
+def make(
+    cfg: RecorderConfig, settings: Settings, project: str | None, now: Callable[[], float], report: Callable[[str], None]
+) -> SessionTelemetry | None:
+    if not settings.telemetry.on:
+        return None
+    kind = "handoff" if cfg.handoff_from else "resume" if cfg.resume_from else "new"
+    session = signals.Session(
+        id=cfg.session_id,
+        agent=cfg.agent or "command",
+        project=signals.project_name(project),
+        kind=kind,
+        parent=cfg.resume_from,
+        handoff_from=cfg.handoff_from,
+    )
+    telemetry = SessionTelemetry(settings.telemetry, session, cfg.started_wall, now, report, _release(cfg.agent))
+    telemetry.start()
+    return telemetry
+
+
+def user_turns(telemetry: SessionTelemetry, detector: Detector) -> Callable[[str], None]:
+    """What hears the user's turns from the agent's record: its own words only (a context or a
+    continue supervise typed in is no request of the user's)."""
+
+    def heard(text: str) -> None:
+        if not detector.gave(text):
+            telemetry.on_user_turn(text)
+
+    return heard
+
+
+def _release(agent: str | None) -> Callable[[list[str]], str | None] | None:
+    if agent is None:
+        return None
+
+    def release(argv: list[str]) -> str | None:
+        path = shutil.which(argv[0]) if argv else None
+        if path is None:
+            return None
+        output, _ = releases.version_output(path, profiles.get(agent), os.environ)
+        return releases.parse_version(output) if output else None
+
+    return release
