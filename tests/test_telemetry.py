@@ -476,3 +476,36 @@ def test_it_is_off_unless_an_endpoint_is_set_and_can_be_left_to_the_agents():
     assert not config.load(env={"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "SUPERVISE_TELEMETRY": "off"}).telemetry.on
     assert not config.load(env={"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "true"}).telemetry.on
     assert config.load(env={"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c:4318/v1/metrics"}).telemetry.on
+
+
+@pytest.mark.slow
+def test_a_usage_limit_waited_out_is_reached_waited_continued_and_cleared(home):
+    """The demo agent's limit resets seconds later; supervise waits it out and types a continue."""
+    receiver = HttpReceiver().start()
+    try:
+        argv = [*DEMO[:-1], "--more", "--limit-seconds", "4"]
+        argv[1:1] = ["--on-limit", "wait"]
+        env = demo_env(receiver.url, SUPERVISE_LIMIT_MARGIN="1")
+        child = pexpect.spawn(SUPERVISE[0], argv, env=env, encoding="utf-8", codec_errors="replace", timeout=60, dimensions=(40, 120))
+        child.expect_exact("demo: done: --json added and tested.")
+        child.expect_exact("demo› ")
+        sid = latest()["id"]
+        child.send("limit: the next step")
+        time.sleep(0.3)
+        child.send("\r")
+        child.expect(r"Usage limit reached · resets")
+        child.expect_exact("● Edit src/report.py: continue", timeout=60)  # the continue supervise typed, worked on
+        child.expect_exact("demo› ")
+        finish(child)
+        recorder_done(sid)
+        received = receiver.received
+        for event in ("supervise.limit.reached", "supervise.limit.wait", "supervise.continue.typed", "supervise.limit.cleared"):
+            exported_once(received, event)
+        [reached] = received.events("supervise.limit.reached")
+        assert reached["severity"] == "WARN" and reached["attributes"]["supervise.limit.reset_at"], reached
+        wait_for(lambda: received.total("supervise.limit.reached") == 1, 30, "the limit counted")
+        assert received.total("supervise.limit.continues", **{"supervise.continue.typed": True}) == 1
+        limited = received.total("supervise.state.time", **{"supervise.state": "limited"})
+        assert limited >= 3, limited  # the limit's seconds, less the time it took to be seen
+    finally:
+        receiver.stop()

@@ -178,7 +178,10 @@ class SessionTelemetry:
     def _lost(self, count: int, why: str | None) -> None:
         """Something was not sent: counted (exported once the endpoint takes it), said once."""
         if count and self._pipeline is not None:
-            self._pipeline.add("supervise.telemetry.dropped", count, self.session.metric_attributes())
+            try:  # (on whichever thread dropped it: nothing of ours may raise there)
+                self._pipeline.add("supervise.telemetry.dropped", count, self.session.metric_attributes())
+            except Exception:
+                pass
         reason = why or getattr(getattr(self, "_reasons", None), "latest", None) or "no answer"
         self._say(
             f"supervise: telemetry to {where(self.settings)} failed ({reason}); what is not sent is counted and dropped, "
