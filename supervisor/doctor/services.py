@@ -220,14 +220,14 @@ def telemetry(settings: config.Telemetry, timeout: float = 2.0) -> Check:
     from importlib import metadata, util
     from urllib.parse import urlsplit
 
-    from ..telemetry.export import INSTALL_HINT, where
+    from ..telemetry.export import GRPC_HINT, INSTALL_HINT, where
 
     if not settings.on:
         return Check("telemetry", "ok", "off: no OTLP endpoint set (docs/teams.md)")
     shown = where(settings)
     exporter = "opentelemetry.exporter.otlp.proto." + ("grpc" if settings.protocol == "grpc" else "http")
     if util.find_spec("opentelemetry") is None or util.find_spec("opentelemetry.sdk") is None or util.find_spec(exporter) is None:
-        hint = INSTALL_HINT.replace("[otlp]", "[otlp-grpc]") if settings.protocol == "grpc" else INSTALL_HINT
+        hint = GRPC_HINT if settings.protocol == "grpc" else INSTALL_HINT
         return Check(
             "telemetry",
             "warn",

@@ -30,7 +30,14 @@ from . import signals
 MAX_QUEUE = 4096  # items waiting to be made into records; more are dropped, and counted
 MAX_QUEUED_CHARS = 4_000_000  # ... and of the text they hold (content: a flood's lines)
 GATHER = 0.2  # seconds a wake waits for the rest of a burst, so it goes in one request
-INSTALL_HINT = "install the extra: pip install 'supervise-agents[otlp]' (pipx: pipx install --force '.[otlp]')"
+INSTALL_HINT = (
+    "install the extra into supervise's environment: pip install 'supervise-agents[otlp]' "
+    "(pipx: pipx inject supervise-agents opentelemetry-sdk opentelemetry-exporter-otlp-proto-http)"
+)
+GRPC_HINT = (
+    "install the extra supervise-agents[otlp-grpc] (pipx: pipx inject supervise-agents opentelemetry-exporter-otlp-proto-grpc), "
+    "or use OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"
+)
 
 
 def where(settings: Telemetry) -> str:
@@ -67,6 +74,7 @@ class SessionTelemetry:
         self._closing = threading.Event()
         self._told = False
         self._pipeline: Any = None  # sdk.Pipeline, once the SDK is loaded
+        self._reasons: Any = None  # sdk.Reasons: the exporters' latest complaint
         self._thread = threading.Thread(target=self._work, name="supervise-telemetry", daemon=True)
 
     def start(self) -> None:
@@ -114,8 +122,7 @@ class SessionTelemetry:
         try:
             from . import sdk
 
-            reasons = sdk.quiet()
-            self._reasons = reasons
+            self._reasons = sdk.quiet()
             self._pipeline = pipeline = sdk.Pipeline(self.settings, lambda: self._lost(0, None), self._observe)
         except ImportError:
             return self._say(
@@ -182,7 +189,7 @@ class SessionTelemetry:
                 self._pipeline.add("supervise.telemetry.dropped", count, self.session.metric_attributes())
             except Exception:
                 pass
-        reason = why or getattr(getattr(self, "_reasons", None), "latest", None) or "no answer"
+        reason = why or (self._reasons.latest if self._reasons is not None else None) or "no answer"
         self._say(
             f"supervise: telemetry to {where(self.settings)} failed ({reason}); what is not sent is counted and dropped, "
             "the session goes on (hint: check the collector there; everything is recorded here either way)"

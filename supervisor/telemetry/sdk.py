@@ -96,10 +96,9 @@ def exporters(settings: Telemetry):
             from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
             from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcMetrics
         except ImportError:
-            raise SuperviseError(
-                "telemetry over gRPC needs the OTLP gRPC exporter, which is not installed",
-                "install the extra supervise-agents[otlp-grpc], or use OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
-            ) from None
+            from .export import GRPC_HINT
+
+            raise SuperviseError("telemetry over gRPC needs the OTLP gRPC exporter, which is not installed", GRPC_HINT) from None
 
         def grpc_args(url: str) -> dict:
             return {"endpoint": url, "insecure": url.startswith("http://"), "headers": headers, "timeout": settings.timeout}
