@@ -128,10 +128,10 @@ def main() -> None:
     rows = []
     receiver = None
     try:
-        from otlpreceiver import HttpReceiver
+        from otlpreceiver import exporting
 
-        receiver = HttpReceiver().start()
-        EXPORT.update(OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url, OTEL_METRIC_EXPORT_INTERVAL="5000")
+        on, receiver = exporting({})
+        EXPORT.update(on)
     except ImportError:
         print("(no OTLP receiver here: opentelemetry-proto is not installed; no export rows)", file=sys.stderr)
     try:

@@ -115,15 +115,14 @@ def asciinema_bin() -> str | None:
 
 
 def exporting_env(env: dict) -> tuple[dict, object]:
-    """`env` with OTLP export on, to a receiver started here (stop it when done); with the
-    OpenTelemetry SDK or the receiver's proto package missing, (env, None): no such case."""
+    """`env` with OTLP export on and its receiver; with the OpenTelemetry SDK or the receiver's
+    proto package missing, (env, None): no such case."""
     try:
-        from otlpreceiver import HttpReceiver
         import opentelemetry.sdk  # noqa: F401
+        from otlpreceiver import exporting
     except ImportError:
         return env, None
-    receiver = HttpReceiver().start()
-    return {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_METRIC_EXPORT_INTERVAL": "5000"}, receiver
+    return exporting(env)
 
 
 def bench_throughput(mb: int, rounds: int, env: dict) -> dict:

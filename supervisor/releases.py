@@ -50,3 +50,9 @@ def version_output(path: str, profile: profiles.Profile, env: Mapping[str, str])
         reason = (plain(err.decode(errors="replace")).strip().splitlines() or [""])[-1][:120]
         return None, f"failed (exit {proc.returncode}){': ' + reason if reason else ''}"
     return text, None
+
+
+def release(path: str, profile: profiles.Profile, env: Mapping[str, str]) -> str | None:
+    """The release the agent at `path` says it is, or None (it said none, or failed)."""
+    output, _ = version_output(path, profile, env)
+    return parse_version(output) if output else None

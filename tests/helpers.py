@@ -66,14 +66,14 @@ def session(sid):
         store.close()
 
 
-def wait_for(predicate, timeout=10.0, interval=0.05):
+def wait_for(predicate, timeout=10.0, interval=0.05, what=""):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError("condition not met in time")
+    raise AssertionError("condition not met in time" + (f": {what}" if what else ""))
 
 
 def recorder_done(sid, timeout=120.0):

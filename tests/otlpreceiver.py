@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import gzip
 import threading
-import time
-from collections.abc import Callable
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -198,13 +196,8 @@ class GrpcReceiver:
             self.server.stop(0)
 
 
-def wait_for(check: Callable[[], object], timeout: float = 30.0, what: str = "it") -> object:
-    """`check()`'s first true answer, or an AssertionError after `timeout` seconds."""
-    end = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        if time.monotonic() > end:
-            raise AssertionError(f"{what} did not arrive within {timeout:g} s")
-        time.sleep(0.1)
+def exporting(env: dict) -> tuple[dict, HttpReceiver]:
+    """`env` with supervise's OTLP export on, its metrics every 5 s, to a receiver started here
+    (the benchmarks' export-on cases; stop it when done)."""
+    receiver = HttpReceiver().start()
+    return {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_METRIC_EXPORT_INTERVAL": "5000"}, receiver

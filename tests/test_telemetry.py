@@ -20,8 +20,8 @@ import pexpect
 import pytest
 
 from conftest import ROOT, SUPERVISE
-from helpers import latest, recorder_done, session
-from otlpreceiver import GrpcReceiver, HttpReceiver, wait_for
+from helpers import latest, recorder_done, session, wait_for
+from otlpreceiver import GrpcReceiver, HttpReceiver
 from planted import SECRET
 from supervisor.cli.demo_agent import REQUEST
 from supervisor.store.database import Store
@@ -66,7 +66,7 @@ def finish(child: pexpect.spawn) -> str:
 
 
 def exported_once(received, event: str, count: int = 1) -> list[dict]:
-    return wait_for(lambda: (lambda found: found if len(found) >= count else None)(received.events(event)), 30, event)
+    return wait_for(lambda: (lambda found: found if len(found) >= count else None)(received.events(event)), 30, what=event)
 
 
 def assert_session_records(received, sid: str) -> None:
@@ -108,7 +108,7 @@ def test_a_session_exports_its_compactions_context_rounds_and_give_backs(home):
         assert end["attributes"]["supervise.session.outcome"] == "exited" and end["attributes"]["process.exit.code"] == 0
         assert_session_records(received, sid)
         # the metrics: counted by what a dashboard groups by, and no session id there
-        wait_for(lambda: received.total("supervise.context.rounds") == 3, 30, "three rounds counted")
+        wait_for(lambda: received.total("supervise.context.rounds") == 3, 30, what="three rounds counted")
         assert received.total("supervise.compactions", **{"supervise.compaction.outcome": "finished"}) == 2
         assert received.total("supervise.context.given_back", **{"supervise.giveback.channel": "typed"}) == 2
         assert received.total("supervise.session.started", **{"supervise.session.kind": "new"}) == 1
@@ -160,7 +160,7 @@ def test_an_endpoint_killed_mid_session_and_back_loses_the_session_nothing(home)
         receiver.stop()  # killed: its port refuses
         turn_and_compact(child, TURN)
         store = Store.open_default()
-        wait_for(lambda: len(store.contexts(sid)) >= 2, 30, "the second round, made while the endpoint was down")
+        wait_for(lambda: len(store.contexts(sid)) >= 2, 30, what="the second round, made while the endpoint was down")
         receiver = HttpReceiver(port, receiver.received).start()  # back, on the same port
         turn_and_compact(child, "turn 3: add a --csv flag beside --json")
         said = finish(child)
@@ -169,8 +169,8 @@ def test_an_endpoint_killed_mid_session_and_back_loses_the_session_nothing(home)
         # what happened after it came back arrives, and the counts carry what the outage lost
         rounds = exported_once(received, signals.CONTEXT_MADE, 3)
         assert 4 in [r["attributes"]["supervise.context.round"] for r in rounds]  # (3: the third compaction, 4: the end)
-        wait_for(lambda: received.total("supervise.context.rounds") == 4, 30, "every round counted")
-        wait_for(lambda: received.total("supervise.telemetry.dropped") > 0, 30, "the dropped records counted")
+        wait_for(lambda: received.total("supervise.context.rounds") == 4, 30, what="every round counted")
+        wait_for(lambda: received.total("supervise.telemetry.dropped") > 0, 30, what="the dropped records counted")
         # said once, at the agent's exit, with where
         assert said.count("telemetry to http://127.0.0.1:") == 1, said
         assert re.search(
@@ -220,7 +220,7 @@ def test_over_grpc_too(home):
         exported_once(receiver.received, "supervise.context.given_back")
         exported_once(receiver.received, "supervise.session.end")
         assert_session_records(receiver.received, sid)
-        wait_for(lambda: receiver.received.total("supervise.session.ended") == 1, 30, "the session's end counted")
+        wait_for(lambda: receiver.received.total("supervise.session.ended") == 1, 30, what="the session's end counted")
     finally:
         receiver.stop()
 
@@ -298,13 +298,15 @@ def test_search_and_mcp_lookups_are_counted(home, tmp_path):
         recorder_done(sid)
         found = subprocess.run([*SUPERVISE, "search", "--all", "json"], env=env, capture_output=True, text=True, timeout=30)
         assert found.returncode == 0 and sid in found.stdout, found.stderr
-        wait_for(lambda: receiver.received.total("supervise.lookups", **{"supervise.lookup.via": "cli"}) == 1, 30, "the search counted")
+        wait_for(
+            lambda: receiver.received.total("supervise.lookups", **{"supervise.lookup.via": "cli"}) == 1, 30, what="the search counted"
+        )
         asked = _mcp_search(env, "json")
         assert sid in asked
         wait_for(
             lambda: receiver.received.total("supervise.lookups", **{"supervise.lookup.via": "mcp", "supervise.lookup.tool": "search"}) == 1,
             30,
-            "the MCP search counted",
+            what="the MCP search counted",
         )
     finally:
         receiver.stop()
@@ -492,7 +494,7 @@ def test_a_usage_limit_waited_out_is_reached_waited_continued_and_cleared(home):
             exported_once(received, event)
         [reached] = received.events("supervise.limit.reached")
         assert reached["severity"] == "WARN" and reached["attributes"]["supervise.limit.reset_at"], reached
-        wait_for(lambda: received.total("supervise.limit.reached") == 1, 30, "the limit counted")
+        wait_for(lambda: received.total("supervise.limit.reached") == 1, 30, what="the limit counted")
         assert received.total("supervise.limit.continues", **{"supervise.continue.typed": True}) == 1
         limited = received.total("supervise.state.time", **{"supervise.state": "limited"})
         assert limited >= 3, limited  # the limit's seconds, less the time it took to be seen

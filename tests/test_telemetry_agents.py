@@ -12,9 +12,9 @@ import pytest
 
 from agentdriver import Screen, send_turn
 from conftest import require
-from helpers import latest, recorder_done
+from helpers import latest, recorder_done, wait_for
 from kits import claude, opencode
-from otlpreceiver import HttpReceiver, wait_for
+from otlpreceiver import HttpReceiver
 from supervisor.telemetry import signals
 
 FIRST = "turn 1: write src/totals.py to sum data.csv amounts"
@@ -74,7 +74,8 @@ def test_a_real_agents_compaction_round_and_give_back_arrive_with_their_attribut
         screen.type(kit.COMPACT)
         screen.wait(kit.COMPACTED, 90)
         received = receiver.received
-        given = wait_for(lambda: received.events("supervise.context.given_back"), 120, "the context given back")
+        # reading its screen meanwhile: a full-screen agent nobody reads fills the terminal and waits
+        given = wait_for(lambda: screen.pump(0.1) or received.events("supervise.context.given_back"), 120, 0, "the context given back")
         kit.idle(screen)
         send_turn(kit, screen, SECOND)
         screen.wait("(?i)reply to: " + SECOND[:30], 90)
@@ -106,7 +107,7 @@ def test_a_real_agents_compaction_round_and_give_back_arrive_with_their_attribut
     assert FIRST in asked and SECOND in asked, asked
     assert not [a for a in asked if HEAD in a or "continuing earlier work" in a], asked
     # the metrics, per agent and release
-    wait_for(lambda: received.total("supervise.context.tokens", **{"gen_ai.token.type": "input"}) > 0, 30, "the tokens counted")
+    wait_for(lambda: received.total("supervise.context.tokens", **{"gen_ai.token.type": "input"}) > 0, 30, what="the tokens counted")
     assert received.total("supervise.context.cost") > 0
     assert received.total("supervise.context.given_back", **{"supervise.agent": kit.NAME}) >= 1
     assert received.total("supervise.compactions", **{"supervise.agent": kit.NAME}) >= 1

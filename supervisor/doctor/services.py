@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from .. import config, profiles
 from ..errors import SuperviseError
-from ..releases import parse_version, version_output
+from ..releases import release
 from .report import REINSTALL, Check
 
 API_TIMEOUT = 10.0
@@ -131,8 +131,7 @@ def summary_backend(env: Mapping[str, str]) -> Check:
     for name in choose.backends():
         exe = choose.executable(name, None, env)
         if exe:
-            output, _ = version_output(exe, profiles.get(name), env)
-            clis[name] = (parse_version(output or ""), choose.probe(name, exe, env))
+            clis[name] = (release(exe, profiles.get(name), env), choose.probe(name, exe, env))
     choice = choose.resolve(cfg, None, env)
     return summary_verdict(cfg.backend, choice.backend, choice.why, clis)
 

@@ -3,7 +3,7 @@ profile module gets: its name, and nothing done for it in particular."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -53,6 +53,18 @@ class McpServer:
     args: tuple[str, ...]
     env: dict[str, str]  # what it needs of supervise's environment (an agent may pass it no other)
     tools: tuple[str, ...]  # all read-only: an agent may run them without asking
+
+
+def by_session_or_continue(argv: list[str], session: Mapping, fresh: bool, without: Callable[[list[str]], list[str]]) -> Resumed:
+    """For an agent whose `--session ID` carries its own session on and whose `--continue`
+    opens the folder's latest one (when none was read); `without` strips the options the
+    resumed run's replace."""
+    argv = without(argv)
+    if fresh:
+        return Resumed(argv)
+    if session.get("agent_session_id"):
+        return Resumed([argv[0], "--session", session["agent_session_id"], *argv[1:]])
+    return Resumed([argv[0], "--continue", *argv[1:]])
 
 
 class Profile:

@@ -141,7 +141,7 @@ class Recorder:
         self.transcript: AgentRecord | None = None
         reader = profiles.get(cfg.agent).transcript
         if cfg.transcript_dir and reader is not None:
-            heard = telemetrywire.user_turns(self.telemetry, self.renderer.detector) if self.telemetry is not None else None
+            heard = telemetrywire.user_turns(self.telemetry, self.renderer.detector)
             self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now, self._summarized(cfg.resume_from), heard)
             self.transcript.start()
 

@@ -35,9 +35,11 @@ def make(
     return telemetry
 
 
-def user_turns(telemetry: SessionTelemetry, detector: Detector) -> Callable[[str], None]:
-    """What hears the user's turns from the agent's record: its own words only (a context or a
-    continue supervise typed in is no request of the user's)."""
+def user_turns(telemetry: SessionTelemetry | None, detector: Detector) -> Callable[[str], None] | None:
+    """What hears the user's turns from the agent's record, with the content opt-in: its own
+    words only (a context or a continue supervise typed in is no request of the user's)."""
+    if telemetry is None or not telemetry.settings.content:
+        return None
 
     def heard(text: str) -> None:
         if not detector.gave(text):
@@ -52,9 +54,6 @@ def _release(agent: str | None) -> Callable[[list[str]], str | None] | None:
 
     def release(argv: list[str]) -> str | None:
         path = shutil.which(argv[0]) if argv else None
-        if path is None:
-            return None
-        output, _ = releases.version_output(path, profiles.get(agent), os.environ)
-        return releases.parse_version(output) if output else None
+        return releases.release(path, profiles.get(agent), os.environ) if path else None
 
     return release

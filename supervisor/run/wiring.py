@@ -76,6 +76,7 @@ def connect(
         sink.subscribe("context keeper", keeper.on_event)
     if telemetry is not None:
         sink.subscribe("telemetry", telemetry.on_event)
-        renderer.lines_to = telemetry.on_lines
+        if telemetry.settings.content:  # the text log's lines are content: with the opt-in only
+            renderer.lines_to = telemetry.on_lines
         if states is not None:
             states.heard.append(telemetry.on_state)

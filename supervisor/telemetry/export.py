@@ -74,7 +74,6 @@ class SessionTelemetry:
         self._closing = threading.Event()
         self._told = False
         self._pipeline: Any = None  # sdk.Pipeline, once the SDK is loaded
-        self._reasons: Any = None  # sdk.Reasons: the exporters' latest complaint
         self._thread = threading.Thread(target=self._work, name="supervise-telemetry", daemon=True)
 
     def start(self) -> None:
@@ -96,13 +95,13 @@ class SessionTelemetry:
     def on_context(self, row: dict) -> None:
         self._put(("context", row, self.now()))
 
+    # content: the two below are wired only with the opt-in (run/wiring.py, run/telemetrywire.py)
+
     def on_user_turn(self, text: str) -> None:
-        if self.settings.content:
-            self._put(("user", text, self.now()), len(text))
+        self._put(("user", text, self.now()), len(text))
 
     def on_lines(self, lines: list[str]) -> None:
-        if self.settings.content:
-            self._put(("lines", list(lines), self.now()), sum(map(len, lines)))
+        self._put(("lines", list(lines), self.now()), sum(map(len, lines)))
 
     def _put(self, item: tuple, chars: int = 0) -> None:
         with self._lock:
@@ -122,7 +121,6 @@ class SessionTelemetry:
         try:
             from . import sdk
 
-            self._reasons = sdk.quiet()
             self._pipeline = pipeline = sdk.Pipeline(self.settings, lambda: self._lost(0, None), self._observe)
         except ImportError:
             return self._say(
@@ -189,7 +187,7 @@ class SessionTelemetry:
                 self._pipeline.add("supervise.telemetry.dropped", count, self.session.metric_attributes())
             except Exception:
                 pass
-        reason = why or (self._reasons.latest if self._reasons is not None else None) or "no answer"
+        reason = why or (self._pipeline.reasons.latest if self._pipeline is not None else None) or "no answer"
         self._say(
             f"supervise: telemetry to {where(self.settings)} failed ({reason}); what is not sent is counted and dropped, "
             "the session goes on (hint: check the collector there; everything is recorded here either way)"
@@ -243,7 +241,6 @@ class Lookups:
             if self._pipeline is None:
                 from . import sdk
 
-                sdk.quiet()
                 self._pipeline = sdk.Pipeline(self.settings, lambda: None)
             self._pipeline.add("supervise.lookups", 1, {**self.base, "supervise.lookup.tool": tool})
         except (ImportError, SuperviseError):

@@ -179,6 +179,7 @@ class Pipeline:
 
     def __init__(self, settings: Telemetry, failed: Callable[[], None], observe: Callable[[str], list] | None = None):
         """`observe(name)`: the observations of an observable instrument, when the metrics are collected."""
+        self.reasons = quiet()
         self.resource = resource(settings)
         self.log_exporter, metric_exporter = exporters(settings)
         self.collect = Collect()

@@ -14,8 +14,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..base import Hooked, McpServer, Profile, Resumed, without_options
-from ..opencode import mcp_config, merged, resumed, their_config
+from ..base import Hooked, McpServer, Profile, Resumed, by_session_or_continue, without_options
+from ..opencode import mcp_config, merged, their_config
 from . import transcript
 
 CONFIG_ENV = "KILO_CONFIG_CONTENT"
@@ -56,7 +56,7 @@ class Kilo(Profile):
     transcript = transcript
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
-        return resumed(argv, session, fresh, without_session)
+        return by_session_or_continue(argv, session, fresh, without_session)
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
         theirs = their_config(env, CONFIG_ENV)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
-from ..base import Hooked, McpServer, Profile, Resumed, without_options
+from ..base import Hooked, McpServer, Profile, Resumed, by_session_or_continue, without_options
 from . import transcript
 
 CONFIG_ENV = "OPENCODE_CONFIG_CONTENT"
@@ -66,23 +66,12 @@ def mcp_config(server: McpServer) -> dict:
     return {"mcp": {server.name: entry}, "permission": {f"{server.name}_*": "allow"}}
 
 
-def resumed(argv: list[str], session: Mapping, fresh: bool, without: Callable[[list[str]], list[str]]) -> Resumed:
-    """`--session ID` carries its own session on; with none read, `--continue` opens the
-    folder's latest one."""
-    argv = without(argv)
-    if fresh:
-        return Resumed(argv)
-    if session.get("agent_session_id"):
-        return Resumed([argv[0], "--session", session["agent_session_id"], *argv[1:]])
-    return Resumed([argv[0], "--continue", *argv[1:]])
-
-
 class OpenCode(Profile):
     mcp_note = None
     transcript = transcript
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
-        return resumed(argv, session, fresh, without_session)
+        return by_session_or_continue(argv, session, fresh, without_session)
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
         theirs = their_config(env, CONFIG_ENV)

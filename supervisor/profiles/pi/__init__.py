@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..base import Profile, Resumed, without_options
+from ..base import Profile, Resumed, by_session_or_continue, without_options
 from . import transcript
 
 # Options that pick which session it opens (the one given replaces them), with a value or not.
@@ -30,14 +30,7 @@ class Pi(Profile):
     mcp_note = "it has no MCP client of its own (an extension would have to add one)"
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
-        """`pi --session ID` carries its own session on; with none recorded, `--continue`
-        opens the folder's most recent one."""
-        argv = without_session(argv)
-        if fresh:
-            return Resumed(argv)
-        if session.get("agent_session_id"):
-            return Resumed([argv[0], "--session", session["agent_session_id"], *argv[1:]])
-        return Resumed([argv[0], "--continue", *argv[1:]])
+        return by_session_or_continue(argv, session, fresh, without_session)
 
 
 PROFILE = Pi("pi")
