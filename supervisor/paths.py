@@ -35,6 +35,37 @@ def session_dir(session_id: str, env: Mapping[str, str] | None = None) -> Path:
     return data_dir(env) / "sessions" / session_id
 
 
+def stored(path: str | os.PathLike, home: Path) -> str:
+    """A file's path as the database in `home` keeps it: relative to `home` when it is inside
+    it (so the data folder can be moved or copied whole), else as it is."""
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        return text
+    for base, full in ((os.path.abspath(home), os.path.abspath(text)), (os.path.realpath(home), os.path.realpath(text))):
+        inner = os.path.relpath(full, base)
+        if inner != os.curdir and inner != os.pardir and not inner.startswith(os.pardir + os.sep):
+            return inner
+    return text
+
+
+def resolved(value: str | None, home: Path) -> str | None:
+    """A path the database in `home` keeps, as a path on this machine: a relative one is
+    inside `home`; an absolute one that is gone, but whose session folder part
+    (sessions/ID/FILE) is in `home`, is there (the folder was moved while it was kept whole)."""
+    if not value:
+        return value
+    if not os.path.isabs(value):
+        return os.path.join(home, value)
+    if os.path.lexists(value):
+        return value
+    parts = Path(value).parts
+    if len(parts) >= 4 and parts[-3] == "sessions":
+        moved = Path(home, *parts[-3:])
+        if os.path.lexists(moved):
+            return str(moved)
+    return value
+
+
 def ensure_private_dir(path: Path) -> Path:
     """Create `path` (and parents) readable by the user only; fail with a hint if we cannot."""
     try:

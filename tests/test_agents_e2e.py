@@ -99,7 +99,10 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
     if profiles.get(kit.NAME).transcript is not None:  # its own record of the run was found and followed
         assert s.get("agent_session_id"), "its own record of the session was never read"
     kinds = [e["kind"] for e in s["events"]]
-    assert {"compaction_started", "compaction_finished"} & set(kinds), kinds
+    # one compaction, one pair, however many witnesses saw it (the screen, its record, a hook)
+    compactions = [(e["kind"], e["offset"], e["detail"]) for e in s["events"] if e["kind"].startswith("compaction_")]
+    made = kit.compactions(api) if hasattr(kit, "compactions") else 1  # (Aider summarizes after every turn here)
+    assert (kinds.count("compaction_started"), kinds.count("compaction_finished")) == (made, made), compactions
     from supervisor.store.database import Store
 
     store = Store.open_default()
@@ -120,6 +123,8 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
     recorder_done(child["id"], 240)
     child = session(child["id"])
     assert child["parent_id"] == sid
+    redrawn = [(e["kind"], e["offset"], e["detail"]) for e in child["events"] if e["kind"].startswith("compaction_")]
+    assert not redrawn, redrawn  # its history drawn again as it resumes is no new compaction
     expected = profiles.get(kit.NAME).resume(list(s["argv"]), s, fresh=False).argv
     assert child["argv"] == expected  # its own resume flag, where its profile knows one
     assert injections(child["id"])[0]["reason"] == "resume"

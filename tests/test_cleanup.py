@@ -4,7 +4,7 @@ folder of a killed supervisor outlives the next start."""
 import os
 import signal
 import sys
-import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -12,21 +12,24 @@ import pytest
 
 from agentdriver import Screen
 from conftest import ROOT
-from fakeapi import FakeAnthropic
-from helpers import latest, wait_for
-from procs import session_processes
+from fakeapi import FakeAnthropic, default_reply
+from helpers import latest, recorder_done, session, wait_for
+from procs import is_recorder, session_processes
 
 TOY = ROOT / "tests" / "agents" / "toyagent.py"
 
 
-def socket_dirs() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob("supervise-*-*"))
+def socket_dirs(tmp_path) -> set[Path]:
+    """The hook socket folders in this test's own temporary folder: another supervise on the
+    machine tidies the shared one."""
+    return set((tmp_path / "tmp").glob("supervise-*-*"))
 
 
 def start(tmp_path, home, extra_env=None):
     """The toy agent as `claude` would be run (hook socket and all: it ignores --settings)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(SUPERVISE_HOME=str(home), HOME=str(tmp_path / "home"), **(extra_env or {}))
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    env.update(SUPERVISE_HOME=str(home), HOME=str(tmp_path / "home"), TMPDIR=str(tmp_path / "tmp"), **(extra_env or {}))
     claude = tmp_path / "claude"
     claude.write_text(f'#!/bin/sh\nexec {sys.executable} {TOY} --log {tmp_path / "toy.jsonl"} --paste "$@"\n')
     claude.chmod(0o755)
@@ -39,7 +42,7 @@ def start(tmp_path, home, extra_env=None):
 
 @pytest.mark.slow
 def test_killing_the_supervisor_leaves_nothing_running_even_with_a_stuck_summary(tmp_path, home):
-    before = socket_dirs()
+    before = socket_dirs(tmp_path)
     with FakeAnthropic() as api:
         # the session-end summary hangs: the recorder must still go, GRACE after the supervisor
         api.add({"text": "never mind", "delay": 120}, times=None)
@@ -48,16 +51,42 @@ def test_killing_the_supervisor_leaves_nothing_running_even_with_a_stuck_summary
         )
         sid = latest()["id"]
         assert len(session_processes(sid)) >= 2  # the recorder and the agent
-        left = socket_dirs() - before
+        left = socket_dirs(tmp_path) - before
         assert len(left) == 1
         os.kill(screen.child.pid, signal.SIGKILL)
         screen.close()
         started = time.monotonic()
         wait_for(lambda: not session_processes(sid), timeout=20)
         assert time.monotonic() - started < 15
-    assert left <= socket_dirs()  # a killed supervisor cannot clean up its socket folder ...
+    assert left <= socket_dirs(tmp_path)  # a killed supervisor cannot clean up its socket folder ...
     screen = start(tmp_path, home)  # ... the next start does
     screen.child.sendcontrol("d")
     screen.close()
-    assert not (left & socket_dirs())
+    assert not (left & socket_dirs(tmp_path))
     assert "recorder exited 2 s after the supervisor was gone" in (home / "sessions" / sid / "recorder.err").read_text()
+
+
+@pytest.mark.slow
+def test_the_users_shell_is_back_while_a_context_round_still_waits_for_the_model(tmp_path, home):
+    """The agent exits while its compaction's context round waits for the model: supervise
+    exits at once, and the recorder makes the round (and the session's last) once it answers."""
+    answer = threading.Event()
+
+    def slow(req):
+        answer.wait(120)
+        return default_reply(req)
+
+    with FakeAnthropic() as api:
+        api.add(slow, times=None)
+        screen = start(tmp_path, home, {"SUPERVISE_SUMMARY_BASE_URL": api.url, "SUPERVISE_SUMMARY_API_KEY": "k"})
+        sid = latest()["id"]
+        screen.type("/compact")
+        wait_for(api.messages, 20, what="the compaction's context round asked the model")
+        screen.type("/exit")
+        # RECORDER_WAIT (15 s) is how long a supervisor held by its recorder would wait
+        wait_for(lambda: screen.pump(0.1) or not screen.child.isalive(), 10, what="supervise exited")
+        assert not answer.is_set() and [p for p in session_processes(sid) if is_recorder(p)], "the round is still in flight"
+        assert "completed (exit 0)" in screen.text()
+        answer.set()
+        recorder_done(sid, 60)
+    assert [e["kind"] for e in session(sid)["events"]].count("compaction_started") == 1

@@ -4,6 +4,7 @@ a real HTTP server for the API, the real Claude Code and Docker where there are)
 import json
 import os
 import socket
+import sqlite3
 import stat
 import time
 from pathlib import Path
@@ -290,3 +291,23 @@ def test_without_docker_it_is_a_warning_with_the_fix_not_a_failure(tmp_path):
 
 def test_datasette_is_there_with_the_plugin(tmp_path):
     assert line(run_doctor(tmp_path).stdout, "datasette").startswith("ok       datasette  0.65.")
+
+
+def test_a_search_index_short_of_the_logs_is_said_with_the_command_that_fixes_it(tmp_path, home):
+    run_cli("--", "sh", "-c", "echo the grebe line", check=True, cwd=tmp_path)
+    assert line(run_doctor(tmp_path).stdout, "search index") == "ok       search index every ended session's text log is searchable"
+    with sqlite3.connect(home / "supervise.db") as db:  # cut short: a log with nothing of it indexed
+        db.execute("delete from log_chunks")
+    p = run_doctor(tmp_path)
+    assert line(p.stdout, "search index").startswith("warn     search index the text log of 1 session is not all in the search index")
+    assert fix_after(p.stdout, "search index") == "fix: supervise search --reindex"
+    assert run_cli("search", "--reindex", "grebe", cwd=tmp_path).returncode == 0
+    assert line(run_doctor(tmp_path).stdout, "search index").startswith("ok ")
+    with sqlite3.connect(home / "supervise.db") as db:  # emptied: the chunks are there, their index is not
+        db.execute("insert into log_chunks_fts(log_chunks_fts) values ('delete-all')")
+    p = run_doctor(tmp_path)
+    assert p.returncode == 1
+    assert line(p.stdout, "search index") == "problem  search index the full-text index lacks 1 chunk of the text logs: search misses them"
+    assert fix_after(p.stdout, "search index") == "fix: supervise search --reindex"
+    assert run_cli("search", "--reindex", "grebe", cwd=tmp_path).returncode == 0
+    assert line(run_doctor(tmp_path).stdout, "search index").startswith("ok ")

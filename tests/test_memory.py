@@ -58,7 +58,7 @@ def test_a_session_records_its_project_and_branch(tmp_path):
     assert (session(two)["project"], session(two)["branch"]) == (str(plain), None)
     assert (session(three)["project"], session(three)["branch"]) == (str(tmp_path / "shop-fix"), "fix")
     listed = run_cli("sessions", "--project", "--json", cwd=top / "src", check=True).stdout
-    assert [s["id"] for s in json.loads(listed)] == [one]
+    assert [s["id"] for s in json.loads(listed)] == [three, one]  # a worktree is its repository's project
     listed = run_cli("sessions", "--project", str(plain), "--json", check=True).stdout
     assert [s["id"] for s in json.loads(listed)] == [two]
 
@@ -241,7 +241,9 @@ def test_the_brief_tells_the_newest_sessions_first_within_its_budget_and_masks_s
     store = Store(tmp_path / "s.db")
     for i in range(6):
         sid = f"s{i}aaaa"
-        store.create_session(sid, command="agent", argv=["agent"], cwd="/p", project="/p", agent="agent", started=f"2026-11-2{i}T10:00:00")
+        store.create_session(
+            sid, command="agent", argv=["agent"], cwd="/p", project="/p", project_key="/p", agent="agent", started=f"2026-11-2{i}T10:00:00"
+        )
         context_row(
             store,
             sid,
@@ -265,7 +267,9 @@ def test_a_typed_brief_is_supervises_and_never_the_users_request(tmp_path, home)
     a = repo(tmp_path / "a")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     store = Store(home / "supervise.db")
-    store.create_session("prev22", command="toy", argv=["toy"], cwd=str(a), project=str(a), agent="toy", status="completed")
+    store.create_session(
+        "prev22", command="toy", argv=["toy"], cwd=str(a), project=str(a), project_key=str(a), agent="toy", status="completed"
+    )
     context_row(store, "prev22", original_request="port the importer to kestrel", key_decisions=["kestrel, not redis"])
     store.close()
     log = tmp_path / "toy.jsonl"
@@ -319,7 +323,15 @@ def test_a_word_in_most_chunks_is_ranked_among_its_newest_matches_and_a_project_
         sid, log = f"w{i}aaaa", tmp_path / f"w{i}.log"
         said = "cache cache cache cache" if i == 0 else "cache"  # the oldest session says it most
         log.write_text(f"{said} in session {i}\n" + "".join(f"line {n} of other words\n" + "x" * 200 + "\n" for n in range(200)))
-        store.create_session(sid, command="sh", argv=["sh"], cwd=f"/p{i % 2}", project=f"/p{i % 2}", started=f"2026-11-0{i + 1}T10:00:00")
+        store.create_session(
+            sid,
+            command="sh",
+            argv=["sh"],
+            cwd=f"/p{i % 2}",
+            project=f"/p{i % 2}",
+            project_key=f"/p{i % 2}",
+            started=f"2026-11-0{i + 1}T10:00:00",
+        )
         logindex.index_new(store, sid, log)
     assert searching.search(store, "cache", limit=1)[0].session_id == "w0aaaa"  # ranked among all its matches
     monkeypatch.setattr(searching, "RANKED", 5)  # fewer than its 8 matches: the newest 5 are ranked

@@ -37,7 +37,7 @@ class Contended:
         return self._lock.locked()
 
 
-def test_a_frame_subscriber_that_raises_is_reported_once_and_the_others_still_hear_every_frame(tmp_path):
+def test_a_frame_subscriber_that_raises_is_reported_each_time_and_the_others_still_hear_every_frame(tmp_path):
     store = Store(tmp_path / "s.db")
     sid = store.create_session(command="x", argv=["x"], cwd="/")["id"]
     cfg = RecorderConfig(
@@ -62,8 +62,10 @@ def test_a_frame_subscriber_that_raises_is_reported_once_and_the_others_still_he
     recorder.finish()
     assert heard == [0.1, 0.2, 0.3]
     assert [line for line in reports if "broken" in line] == [
-        "supervise: a broken listener failed (cannot take a frame); the session goes on"
+        "supervise: a broken listener failed (cannot take a frame); the session goes on",
+        f"supervise: a broken listener failed 3 times in this session; see {tmp_path / 'recorder.err'}",
     ]
+    assert recorder.failures.counts["a broken listener"] == 3
     assert (tmp_path / "s.log").read_text().splitlines() == ["line 1", "line 2", "line 3"]
 
 
@@ -78,6 +80,7 @@ def test_the_events_a_frame_means_are_recorded_once_every_frame_subscriber_has_h
         agent="claude",
         pattern_files=[],
         emit=lambda *e: said.append(("emitted", e[0], e[3])),
+        call=lambda name, work, *args: work(*args),
         fail=lambda where, exc: said.append(("FAILED", where, exc)),
         report=print,
         now=lambda: 0.0,

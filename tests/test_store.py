@@ -44,6 +44,9 @@ def test_migrating_an_empty_database_creates_the_tables_with_their_columns(tmp_p
         "m008_context_backend",
         "m009_session_state",
         "m010_projects_and_stemmed_search",
+        "m011_paths_relative_to_the_database",
+        "m012_project_keys",
+        "m013_log_indexed",
     ]
     assert {"source", "backend", "model", "error"} <= set(store.db["contexts"].columns_dict)
     assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
@@ -216,8 +219,10 @@ def test_a_subscriber_that_raises_is_reported_and_the_others_still_hear_every_ev
     sink.subscribe("first", lambda kind, t, detail: heard.append(("first", kind)))
     sink.subscribe("broken", broken)
     sink.subscribe("last", lambda kind, t, detail: heard.append(("last", kind)))
+    sink.start()
     sink.emit("compaction_started", 1.0, {}, "regex")
     sink.emit("compaction_finished", 2.0, {}, "regex")
+    sink.close()
     assert heard == [
         ("first", "compaction_started"),
         ("last", "compaction_started"),
@@ -241,10 +246,13 @@ def test_an_event_a_subscriber_emits_is_told_once_every_subscriber_has_heard_the
 
     sink.subscribe("waits", waits)
     sink.subscribe("last", lambda kind, t, detail: heard.append(("last", kind)))
+    sink.start()
     sink.emit("limit_reached", 1.0, {}, "regex")
+    sink.drain()
     assert heard == [("waits", "limit_reached"), ("last", "limit_reached"), ("waits", "limit_wait"), ("last", "limit_wait")]
     assert [e["kind"] for e in store.events(sid)] == ["limit_reached", "limit_wait"]
     sink.emit("compaction_finished", 2.0, {}, "regex")
     sink.emit("compaction_finished", 2.5, {}, "transcript")  # the same compaction: merged, and no failure
+    sink.close()
     assert [e["detail"]["sources"] for e in store.events(sid) if e["kind"] == "compaction_finished"] == [["regex", "transcript"]]
     assert failures == []

@@ -48,8 +48,13 @@ def guarded(call: Callable[[], object]) -> None:
     """Run `call`; our errors as their one line and exit status, anything else as an internal
     error with the hint for its traceback."""
     try:
-        call()
+        try:
+            call()
+        except SystemExit as done:
+            _incomplete_said(done.code)
+            raise
         sys.stdout.flush()  # a full disk or a closed pipe shows here, while we can still say so
+        _incomplete_said(0)
     except SuperviseError as exc:
         if os.environ.get("SUPERVISE_DEBUG"):
             raise
@@ -69,6 +74,21 @@ def guarded(call: Callable[[], object]) -> None:
         if _damage_said(exc):
             sys.exit(1)
         _internal(exc)
+
+
+def _incomplete_said(code: object) -> None:
+    """An answer given past a damaged page of the database: said in one line, and not a success."""
+    if "supervisor.store.damage" not in sys.modules:  # (no database was read)
+        return
+    from ..store import damage
+
+    lines = damage.take()
+    if not lines:
+        return
+    sys.stdout.flush()
+    for line in lines:
+        print(line, file=sys.stderr)
+    sys.exit(code if isinstance(code, int) and code else 1)
 
 
 def _damage_said(exc: Exception) -> bool:

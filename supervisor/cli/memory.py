@@ -6,31 +6,47 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from dataclasses import replace
 from typing import Optional
 
 import typer
 
 from .. import project
+from ..store import projects
+from ..store.database import Store
 from ..errors import SuperviseError
 from ..plaintext import clip, json_rows, plain
 from .shared import local_time, open_store
 
-PROJECT_HELP = "Only this folder's project (its git top-level; default: the current folder's)."
+PROJECT_HELP = "Only this folder's project (its git repository, wherever it was; default: the current folder's)."
 ALL_HELP = "Every project, not only the current folder's."
 PROJECT_SHOWN = 16  # characters of a project's name in a hit's line
 LOOKUP_WAIT = 1.0  # seconds a search may wait for its count to go out (an endpoint that never answers)
 
 
 def project_scope(folder: Optional[str], everywhere: bool) -> Optional[str]:
-    """The project a command looks at: `--project DIR`'s, else the current folder's; None with --all."""
+    """The project folder a command looks at: `--project DIR`'s, else the current folder's;
+    None with --all. A folder that is gone is kept as given: sessions recorded there know
+    their project (`project_key`)."""
     if everywhere:
         if folder is not None:
             raise SuperviseError("--project and --all cannot go together", "give one of them", exit_code=2)
         return None
     where = folder or os.getcwd()
     if not os.path.isdir(where):
-        raise SuperviseError(f"--project: no folder {plain(where, newlines=False)!r}", "give a folder of the project", exit_code=2)
+        return os.path.realpath(os.path.expanduser(where))
     return project.root(where)
+
+
+def project_key(store: Store, folder: Optional[str]) -> Optional[str]:
+    """What the project of `folder` (project_scope's) is known by; an error for a folder
+    that is neither there nor one sessions were recorded in."""
+    if folder is None:
+        return None
+    key = projects.key_for(store, folder)
+    if key is None:
+        raise SuperviseError(f"--project: no folder {plain(folder, newlines=False)!r}", "give a folder of the project", exit_code=2)
+    return key
 
 
 def search(
@@ -56,17 +72,20 @@ def search(
     except query.BadQuery as exc:
         raise SuperviseError(f"search: {exc}", "give a word to look for, or --since 7d", exit_code=2) from None
     store = open_store(write=reindex)
+    scope = replace(scope, project=project_key(store, scope_project))
     if reindex:
         done, chunks = searching.reindex(store)
         typer.echo(f"supervise: the search index was made again from {done:,} sessions' text logs ({chunks:,} chunks)", err=True)
+    elif caught := searching.caught_up(store):
+        typer.echo(f"supervise: indexed the end of {caught} session(s) for search (their recorder was stopped)", err=True)
     hits = searching.search(store, text, scope, limit)
     try:
-        _print_hits(hits, text, scope_project, as_json)
+        _print_hits(hits, text, scope_project, as_json, projects.shown(store, (h.project_key for h in hits)))
     finally:  # after the answer is out: an endpoint that is slow keeps nobody from it
         _count_lookup("search", scope_project)
 
 
-def _print_hits(hits: list, text: str, scope_project: Optional[str], as_json: bool) -> None:
+def _print_hits(hits: list, text: str, scope_project: Optional[str], as_json: bool, names: dict[str, str]) -> None:
     from ..memory import query
 
     if as_json:
@@ -78,11 +97,18 @@ def _print_hits(hits: list, text: str, scope_project: Optional[str], as_json: bo
         raise typer.Exit(1)
     bold = sys.stdout.isatty()
     for h in hits:
-        name = clip(os.path.basename(h.project or "") or "-", PROJECT_SHOWN)
+        name = _name(plain(names.get(h.project_key or "") or os.path.basename(h.project or "") or "-", newlines=False))
         where = "context" if h.source == "context" else "log"
         typer.echo(
             f"{h.session_id:<7} {(h.agent or '-')[:10]:<10} {name:<{PROJECT_SHOWN}} {local_time(h.when):<16} {where:<7} {query.shown(h.line, bold)}"
         )
+
+
+def _name(shown: str) -> str:
+    """A project's name in a hit's line: `work/app` clipped at its start, where it tells two apart."""
+    if "/" in shown and len(shown) > PROJECT_SHOWN:
+        return "…" + shown[-(PROJECT_SHOWN - 1) :]
+    return clip(shown, PROJECT_SHOWN)
 
 
 def _count_lookup(tool: str, project_root: Optional[str]) -> None:

@@ -27,14 +27,18 @@ def sessions(
     limit: int = typer.Option(SESSIONS_SHOWN, "--limit", "-n", min=1, help="Show the newest N sessions."),
     show_all: bool = typer.Option(False, "--all", "-a", help="Show every session."),
     folder: Optional[str] = typer.Option(
-        None, "--project", metavar="[DIR]", help="Only the sessions of DIR's project (its git top-level; no DIR: the current folder's)."
+        None,
+        "--project",
+        metavar="[DIR]",
+        help="Only the sessions of DIR's project (its git repository, wherever it was; no DIR: the current folder's).",
     ),
 ) -> None:
     """List sessions, newest first (--project: of one project)."""
-    from .memory import project_scope
+    from .memory import project_key, project_scope
 
-    scope = project_scope(folder, False) if folder is not None else None
+    where = project_scope(folder, False) if folder is not None else None
     store = open_store(write=False)
+    scope = project_key(store, where)
     rows = store.sessions(None if show_all else limit, scope)
     if as_json:
         typer.echo(json_rows(rows))

@@ -21,13 +21,10 @@ from pathlib import Path
 
 from ..config import CONTEXT_FRESH, Settings
 from ..detection.patterns import PatternSet
-from ..recording import logindex
 from ..store.database import Store
 
 _STOP = object()
 CHECK_EVERY = 5.0  # seconds between checks for a periodic context (the thread's only wake-up)
-INDEX_STEP = 64 << 10  # bytes of text log indexed for search per check while the session runs
-FLOOD = 256 << 10  # characters of output since the last check past which indexing waits
 
 
 @dataclass
@@ -39,7 +36,6 @@ class Session:
     transcript_dir: str | None = None  # the agent's transcript folder
     resume_from: str | None = None  # the session this one resumes
     handoff_from: str | None = None  # ... with another agent: the one that did the work
-    log_path: str | None = None  # the text log, indexed for search as it grows
 
 
 class ContextKeeper(threading.Thread):
@@ -66,7 +62,6 @@ class ContextKeeper(threading.Thread):
         self._last_made: float | None = None
         self._asked: float | None = None  # when a context was last asked for (made or not yet)
         self._chars_at_last = 0
-        self._chars_at_index = 0
         self._store: Store | None = None
 
     def want(self, trigger: str) -> None:
@@ -98,7 +93,6 @@ class ContextKeeper(threading.Thread):
             try:
                 trigger = self._wanted.get(timeout=CHECK_EVERY)
             except queue.Empty:
-                self._index_log()
                 trigger = self._periodic(started)
                 if trigger is None:
                     continue
@@ -175,20 +169,6 @@ class ContextKeeper(threading.Thread):
             return None
         self._made(row, whose)
         return row
-
-    def _index_log(self) -> None:
-        """The text log's new lines into the search index, while output is calm: an index
-        write that meets an event being stored makes SQLite's busy handler sleep, and under a
-        10 MB/s flood detection lagged by up to 60 ms (scripts/bench_detect.py). Whatever is
-        left is indexed when the session ends."""
-        chars = self._output_chars()
-        busy = chars - self._chars_at_index > FLOOD
-        self._chars_at_index = chars
-        if self.session.log_path and not busy:
-            try:
-                logindex.index_new(self._db(), self.session.session_id, Path(self.session.log_path), INDEX_STEP)
-            except Exception as exc:
-                self._fail("search index", exc)
 
     def _db(self) -> Store:
         """This thread's own connection, opened on first use."""

@@ -176,5 +176,36 @@ def select(sets: Mapping[str, PatternSet], agent: str) -> PatternSet | None:
     return None
 
 
+# Interpreters whose program is the script they run (`python3 -m pkg.tool` runs `tool.py`).
+_INTERPRETERS = re.compile(r"(python|pypy)[0-9.]*|node|bun|deno")
+
+
+def program(argv: list[str]) -> str:
+    """The name of the program a command runs: its own, or the script an interpreter runs."""
+    name = Path(argv[0]).name if argv else ""
+    if not _INTERPRETERS.fullmatch(name):
+        return name
+    rest = iter(argv[1:])
+    for arg in rest:
+        if arg == "-m":
+            return next(rest, "").rpartition(".")[2] + ".py"
+        if arg in ("-c", "-e", "--eval", "-p", "--print"):  # (a one-liner: no script)
+            return name
+        if not arg.startswith("-"):
+            return Path(arg).name
+    return name
+
+
+def agent_for(sets: Mapping[str, PatternSet], argv: list[str], asked: str | None = None) -> tuple[str, PatternSet | None]:
+    """The agent a command runs, and its pattern set: `asked` (--agent), else the set whose
+    commands include the command's name or the program it runs, else the command's name."""
+    if asked:
+        chosen = select(sets, asked)
+        return (chosen.agent if chosen else asked), chosen
+    name = Path(argv[0]).name if argv else ""
+    chosen = select(sets, name) or select(sets, program(argv)) if name else None
+    return (chosen.agent if chosen else name), chosen
+
+
 def watched_paths(extra: Iterable[Path] = (), env: Mapping[str, str] | None = None) -> list[Path]:
     return [builtin_dir(), user_dir(env), *[Path(p) for p in extra]]

@@ -129,15 +129,17 @@ class TranscriptFollower:
             self.read(path)
 
     def read(self, path: Path) -> None:
-        """Read what was added since last time; several events per write are normal."""
+        """Read what was added since last time; several events per write are normal. Several
+        threads read (the watcher's, a read again, the first scan): the records are handed
+        over under the read's lock, so they arrive in the order they were written, and
+        `on_record` only hands them over (a queue's append)."""
         with self._lock:
             if self._owned.get((path, None)) is False:
                 return  # another session's
             self.reads += 1
             records, self._offsets[path] = self.source.read(path, self._offsets.get(path, 0), self._mine.get(path))
-            records = self._claimed(path, records)
-        for record in records:
-            self.on_record(record, path)
+            for record in self._claimed(path, records):
+                self.on_record(record, path)
 
     def _claimed(self, path: Path, records: list[Record]) -> list[Record]:
         """The records of `path` that are this session's: all of a file (or a conversation of

@@ -10,7 +10,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .. import paths, profiles
@@ -114,7 +114,9 @@ def data_dir(path: Path) -> Check:
     return data_dir_verdict(path, mode, free, created)
 
 
-def database_verdict(path: Path, integrity: list[str], sessions: int, mode: int, unlisted: int = 0) -> Check:
+def database_verdict(
+    path: Path, integrity: list[str], sessions: int, mode: int, unlisted: int = 0, missing: Sequence[tuple[str, str]] = ()
+) -> Check:
     if integrity != ["ok"]:
         said = damaged(path)  # what every command says when it meets the damage
         return Check("database", "problem", said.message, said.hint)
@@ -126,9 +128,31 @@ def database_verdict(path: Path, integrity: list[str], sessions: int, mode: int,
             f"{counted}; {unlisted} recording{'s are' if unlisted != 1 else ' is'} not in the database ({path.parent / 'sessions'})",
             f"`{REPAIR}` brings {'them' if unlisted != 1 else 'it'} back",
         )
+    if missing:
+        sid, where = missing[0]
+        many = len(missing) != 1
+        return Check(
+            "database",
+            "warn",
+            f"{counted}; the recording{'s' if many else ''} of {len(missing)} session{'s are' if many else ' is'} missing "
+            f"({'such as ' if many else ''}{sid}'s {plain(where, newlines=False)})",
+            "if the data folder was moved, set SUPERVISE_HOME to where it is now; "
+            f"else {'they were' if many else 'it was'} removed, and `supervise show ID` still has the events",
+        )
     if mode & 0o077:
         return Check("database", "warn", f"{path} is mode {mode:04o}: others may read it", f"chmod 600 {shlex.quote(str(path))}")
     return Check("database", "ok", counted)
+
+
+def missing_recordings(store) -> list[tuple[str, str]]:
+    """(id, where) of each session that had a recording which is not where the database says."""
+    from ..recording.export import started
+
+    rows = store.conn.execute(
+        "select id, cast_path, child_pid, status from sessions where coalesce(cast_path, '') != '' order by started"
+    ).fetchall()
+    found = [(sid, store.located(cast), {"cast_path": cast, "child_pid": child, "status": status}) for sid, cast, child, status in rows]
+    return [(sid, where) for sid, where, row in found if started(row) and not os.path.exists(where)]
 
 
 def database(path: Path) -> Check:
@@ -139,18 +163,19 @@ def database(path: Path) -> Check:
         store = Store(path, write=False)  # creates or migrates it where it can be written; a damaged file is left as it is
     except SuperviseError as exc:
         return Check("database", "problem", exc.message, exc.hint)
-    lost = 0
+    lost, missing = 0, []
     try:
         integrity = [row[0] for row in store.conn.execute("PRAGMA integrity_check").fetchall()]
         sessions = store.count_sessions()
         lost = len(unlisted(store, path.parent / "sessions"))
+        missing = missing_recordings(store)
     except sqlite3.DatabaseError as exc:
         if not is_damage(exc):  # busy, locked: the file may well be fine
             return Check("database", "problem", f"cannot read database {path}: {exc}", "run again once nothing else holds it")
         integrity, sessions = [str(exc)], 0
     finally:
         store.close()
-    return database_verdict(path, integrity, sessions, stat.S_IMODE(path.stat().st_mode), lost)
+    return database_verdict(path, integrity, sessions, stat.S_IMODE(path.stat().st_mode), lost, missing)
 
 
 # -- pattern files and the agent CLIs ------------------------------------------------------------

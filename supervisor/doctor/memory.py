@@ -1,15 +1,20 @@
-"""supervise's MCP server: does it start and list its tools, and which agents are given it for a run."""
+"""What supervise knows, within reach: does the search index hold every text log, does the MCP
+server start and list its tools, and which agents are given it for a run."""
 
 from __future__ import annotations
 
 import json
 import os
 import select
+import sqlite3
 import subprocess
 import time
 from collections.abc import Mapping
 
+from pathlib import Path
+
 from .. import config, profiles
+from ..errors import SuperviseError
 from ..memory import launch
 from .report import REINSTALL, Check
 
@@ -24,6 +29,39 @@ HANDSHAKE = [
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
 ]
+
+
+REINDEX = "supervise search --reindex"
+
+
+def search_index(db_path: Path) -> Check:
+    from ..recording import logindex
+    from ..store.database import Store
+
+    if not db_path.exists():
+        return Check("search index", "ok", "no sessions yet")
+    try:
+        store = Store(db_path, write=False)
+    except SuperviseError:
+        return Check("search index", "warn", "not looked at: the database cannot be opened (see above)")
+    try:
+        sessions, missing = logindex.short_of_logs(store)
+        lost = logindex.unindexed_chunks(store)
+    except sqlite3.DatabaseError:
+        return Check("search index", "warn", "not looked at: the database cannot be read whole (see above)")
+    finally:
+        store.close()
+    return search_index_verdict(sessions, missing, lost)
+
+
+def search_index_verdict(sessions: int, missing: int, lost: int) -> Check:
+    if lost:
+        chunks = f"{lost:,} chunk{'s' if lost != 1 else ''}"
+        return Check("search index", "problem", f"the full-text index lacks {chunks} of the text logs: search misses them", REINDEX)
+    if sessions:
+        whose = "the text log of 1 session is" if sessions == 1 else f"the text logs of {sessions:,} sessions are"
+        return Check("search index", "warn", f"{whose} not all in the search index ({missing / 1e6:,.1f} MB not searchable)", REINDEX)
+    return Check("search index", "ok", "every ended session's text log is searchable")
 
 
 def mcp_server(env: Mapping[str, str]) -> Check:

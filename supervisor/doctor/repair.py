@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
+from ..memory.search import reindex
 from ..recording.reimport import Reimported, events_again, reimport
 from ..store.database import Store
 from ..store.repair import is_sound, rebuild, refuse_if_running, unlisted, without_events
@@ -41,6 +42,7 @@ def repair(env: Mapping[str, str] | None = None) -> Repaired:
         done.reimported = reimport(store, unlisted(store, paths.data_dir(env) / "sessions"), env)
         if done.moved_to is not None:
             events_again(store, without_events(store), done.reimported)
+            reindex(store)  # the logs are the record: chunks lost with a bad page are made again from them
     finally:
         store.close()
     return done
@@ -66,12 +68,22 @@ def said(done: Repaired) -> list[str]:
         lines = [f"supervise: the database {done.database} is sound; {brought}"]
     else:
         lines = [f"supervise: nothing to repair: the database {done.database} is sound and lists every recording"]
+    for unknown, ids in back.unknown.items():
+        which = ", ".join(ids[:5]) + (f" and {len(ids) - 5:,} more" if len(ids) > 5 else "")
+        what = ", ".join(f + (" (so it reads `interrupted`)" if f == "exit code" else "") for f in unknown)
+        lines.append(
+            f"supervise: {_count(len(ids), 'session')} re-imported ({which}) without what neither {_their_own(len(ids))} hold: {what}"
+        )
     lines += [f"supervise: could not re-import {why} (hint: the folder is left as it is)" for why in back.unreadable]
     return lines
 
 
 def _their(n: int) -> str:
     return "its recording" if n == 1 else "their recordings"
+
+
+def _their_own(n: int) -> str:
+    return "its events nor its recording" if n == 1 else "their events nor their recordings"
 
 
 def _count(n: int, what: str) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..contexts.digest import estimate_tokens
 from ..plaintext import clip, plain
 from ..redact import by_line, redact
+from ..store import projects
 from ..store.database import Store
 from . import brief as briefing, query, search as searching
 
@@ -50,7 +51,7 @@ def search(store: Store, text: str, scope: searching.Scope, limit: int) -> str:
         hits = searching.search(store, text, scope, limit)
     except query.BadQuery as exc:
         raise Refused(str(exc)) from None
-    where = f"project {scope.project}" if scope.project else "every project"
+    where = f"project {clean(_folder(store, scope.project), 200)}" if scope.project else "every project"
     if not hits:
         return f"{FRAME}\nNothing found for {clean(text, 80)!r} in {where}. Try other words, or all_projects."
     lines = [FRAME, f"{len(hits)} hits for {clean(text, 80)!r} in {where}, best first (id · agent · when · where · line):"]
@@ -176,5 +177,10 @@ def _context_excerpt(store: Store, s: dict, round_no: int) -> str:
 def brief(store: Store, project: str, exclude: str | None = None) -> str:
     made = briefing.make(briefing.latest(store, project, exclude))
     if made is None:
-        return f"{FRAME}\nNo session of project {clean(project, 200)} has a context yet."
+        return f"{FRAME}\nNo session of project {clean(_folder(store, project), 200)} has a context yet."
     return made.text
+
+
+def _folder(store: Store, key: str) -> str:
+    """A project (its key) as its folder: the one it was last recorded in."""
+    return projects.folders(store, [key])[key]

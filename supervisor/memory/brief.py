@@ -39,9 +39,10 @@ class Brief:
 
 
 def latest(store: Store, project: str, exclude: str | None = None, sessions: int = SESSIONS) -> list[tuple[dict, list[dict]]]:
-    """The project's latest sessions that have a context, newest first, each with its contexts."""
+    """The latest sessions of the project (its key, project.py) that have a context, newest
+    first, each with its contexts: wherever its folder was when each was recorded."""
     rows = store.conn.execute(
-        "select s.id, s.agent, s.branch, s.started, s.status from sessions s where s.project = ? and s.id != ?"
+        "select s.id, s.agent, s.branch, s.started, s.status from sessions s where s.project_key = ? and s.id != ?"
         " and exists (select 1 from contexts c where c.session_id = s.id) order by s.started desc limit ?",
         [project, exclude or "", sessions],
     ).fetchall()
@@ -54,7 +55,7 @@ def latest(store: Store, project: str, exclude: str | None = None, sessions: int
 
 def for_session(store: Store, session_id: str) -> Brief | None:
     """The brief a new session starts with: its project's last sessions but itself."""
-    row = store.conn.execute("select project from sessions where id = ?", [session_id]).fetchone()
+    row = store.conn.execute("select project_key from sessions where id = ?", [session_id]).fetchone()
     if row is None or not row[0]:
         return None
     return make(latest(store, row[0], exclude=session_id))

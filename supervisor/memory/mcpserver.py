@@ -16,6 +16,8 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import SuperviseError
+from ..store import damage
+from ..store import projects
 from ..store.database import Store
 from ..telemetry.export import Lookups
 from . import answers, query, search as searching, tooldefs
@@ -31,7 +33,8 @@ INSTRUCTIONS = (
 
 
 class Memory:
-    """The tools' work, outside the protocol: what each call answers (text), for `project`."""
+    """The tools' work, outside the protocol: what each call answers (text), for the project
+    of the folder `project`."""
 
     def __init__(self, db_path: Path, project: str | None, session_id: str | None = None, counted: Callable[[str], None] | None = None):
         self.db_path = db_path
@@ -57,13 +60,19 @@ class Memory:
         except answers.Refused as exc:
             return f"supervise: {exc}"
         try:
-            return work(store)
+            answer = work(store)
+            # an answer given past a damaged page says so, as the commands do (store/damage.py)
+            return f"{answer}\n{damage.incomplete(self.db_path)}" if store.incomplete else answer
         except answers.Refused as exc:
             return f"supervise: {exc}"
         except sqlite3.OperationalError as exc:
             if "interrupted" in str(exc):
                 return f"supervise: the lookup took longer than {DEADLINE:.0f} s and was stopped; use rarer words or fewer of them"
             return f"supervise: the store could not be read ({answers.clean(str(exc), 200)}); `supervise doctor` checks it"
+        except sqlite3.DatabaseError as exc:
+            if not damage.is_damage(exc):
+                raise
+            return f"supervise: {damage.damaged(self.db_path)}"
         finally:
             store.close()
 
@@ -73,7 +82,8 @@ class Memory:
                 when = query.since(since) if since else None
             except query.BadQuery as exc:
                 raise answers.Refused(str(exc)) from None
-            scope = searching.Scope(project=None if all_projects else self.project, agent=agent or None, since=when)
+            key = None if all_projects or self.project is None else self._key(store, self.project)
+            scope = searching.Scope(project=key, agent=agent or None, since=when)
             return answers.search(store, text, scope, max(1, min(limit, 20)))
 
         return self.call("search", work)
@@ -85,12 +95,17 @@ class Memory:
         return self.call("excerpt", lambda store: answers.excerpt(store, hit_id, around, lines))
 
     def brief(self, project: str | None = None) -> str:
-        from .. import project as projects
+        from ..project import root
 
-        where = projects.root(project) if project else self.project
+        where = root(project) if project else self.project
         if where is None:
             return "supervise: give a project folder"
-        return self.call("brief", lambda store: answers.brief(store, where, self.session_id))
+        return self.call("brief", lambda store: answers.brief(store, self._key(store, where), self.session_id))
+
+    @staticmethod
+    def _key(store: Store, folder: str) -> str:
+        """What the project of `folder` is known by (a folder that is gone: as it was recorded)."""
+        return projects.key_for(store, folder) or folder
 
 
 def server(memory: Memory):

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..recording import logindex
+from ..store import damage
 from ..store.database import Store
 from . import query
 from .query import CLOSE, OPEN, Line
@@ -29,7 +30,7 @@ RERANKED = 10  # the fewest chunks whose lines are ranked by the words they hold
 
 @dataclass(frozen=True)
 class Scope:
-    project: str | None = None  # None: every project
+    project: str | None = None  # a project's key (project.py); None: every project
     agent: str | None = None
     since: str | None = None  # UTC ISO time
     session: str | None = None
@@ -40,8 +41,9 @@ class Hit:
     id: str  # "SESSION@OFFSET" (a text log's line) or "SESSION#ROUND" (a context)
     session_id: str
     agent: str | None
-    project: str | None
+    project: str | None  # the folder it ran in (its git top-level)
     branch: str | None
+    project_key: str | None  # what its project is known by (project.py)
     when: str  # UTC ISO: the session's start, or the context's making
     source: str  # log | context
     offset: int | None  # the line's byte offset in the text log (log hits)
@@ -57,7 +59,7 @@ class Hit:
 
 
 _SCOPE_SQL = {
-    "project": "s.project = :project",
+    "project": "s.project_key = :project",
     "agent": "s.agent = :agent",
     "since": "s.started >= :since",
     "session": "s.id = :session",
@@ -82,23 +84,32 @@ def _search(store: Store, expression: str, scope: Scope, limit: int) -> list[Hit
     params = {**params, "q": expression, "n": limit * OVERFETCH}
     conn = store.conn
     found: list[tuple[float, str, str, int, dict]] = []  # (rank, when, source, key, session)
-    logs = _logs(conn, where, params)
-    contexts = conn.execute(
-        "select c.id, f.rank, s.id, s.agent, s.project, s.branch, c.created from contexts_fts f"
-        " join contexts c on c.id = f.rowid join sessions s on s.id = c.session_id"
-        f" where contexts_fts match :q{where} order by f.rank limit :n",
-        params,
-    ).fetchall()
+    logs = _readable(store, lambda: _logs(conn, where, params), [])
+    contexts = _readable(
+        store,
+        lambda: conn.execute(
+            "select c.id, f.rank, s.id, s.agent, s.project, s.branch, s.project_key, c.created from contexts_fts f"
+            " join contexts c on c.id = f.rowid join sessions s on s.id = c.session_id"
+            f" where contexts_fts match :q{where} order by f.rank limit :n",
+            params,
+        ).fetchall(),
+        [],
+    )
     for source, rows in (("log", logs), ("context", contexts)):
-        for key, rank, sid, agent, proj, branch, when in rows:
-            found.append((rank, when or "", source, key, {"session_id": sid, "agent": agent, "project": proj, "branch": branch}))
+        for key, rank, sid, agent, proj, branch, proj_key, when in rows:
+            session = {"session_id": sid, "agent": agent, "project": proj, "branch": branch, "project_key": proj_key}
+            found.append((rank, when or "", source, key, session))
     # bm25 is negative, lower better; equals (to a step) newest first
     found.sort(key=lambda f: f[1], reverse=True)
     found.sort(key=lambda f: round(f[0] / RANK_STEP))  # stable: the newer first among equals
     # a line that holds more of the words first (the index matched them in a chunk, maybe
     # lines apart), among the best chunks: each one's lines cost a query
     best = found[: max(limit, RERANKED)]
-    candidates = [hit for rank, when, source, key, session in best for hit in _hits(conn, expression, source, key, rank, when, session)]
+    candidates = [
+        hit
+        for rank, when, source, key, session in best
+        for hit in _readable(store, lambda: _hits(conn, expression, source, key, rank, when, session), [])
+    ]
     candidates.sort(key=lambda hit: -hit.line.terms)
     hits: list[Hit] = []
     seen: set[tuple[str, str]] = set()
@@ -109,12 +120,25 @@ def _search(store: Store, expression: str, scope: Scope, limit: int) -> list[Hit
     return hits[:limit]
 
 
+def _readable(store: Store, read, unread: list) -> list:
+    """What `read` finds; `unread` where it meets a bad page of the index or the tables (the
+    answer is then said to be incomplete: store/damage.py)."""
+    try:
+        return read()
+    except sqlite3.DatabaseError as exc:
+        if not damage.is_damage(exc):
+            raise
+    store.incomplete = True
+    damage.met(store.path)
+    return unread
+
+
 def _logs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple]:
     """The best chunks of the logs. Ranking costs as much as the words' matches: a word in
     nearly every chunk is ranked among its newest RANKED matches only (their rowids are the
     newest, so a range), unless that leaves fewer than were asked for."""
     ranked = (
-        "select c.id, f.rank, s.id, s.agent, s.project, s.branch, s.started from log_chunks_fts f"
+        "select c.id, f.rank, s.id, s.agent, s.project, s.branch, s.project_key, s.started from log_chunks_fts f"
         " join log_chunks c on c.id = f.rowid join sessions s on s.id = c.session_id"
         f" where log_chunks_fts match :q{where}{{floor}} order by f.rank limit :n"
     )
@@ -147,7 +171,7 @@ def _hits(conn: sqlite3.Connection, expression: str, source: str, key: int, rank
         return []
     marked, where = row
     sid = session["session_id"]
-    facts = (session["agent"], session["project"], session["branch"], when, source)
+    facts = (session["agent"], session["project"], session["branch"], session["project_key"], when, source)
     out = []
     for line in query.lines(marked, LINES_PER_CHUNK):
         if source == "log":
@@ -163,25 +187,35 @@ def _bytes_before(marked: str, at: int) -> int:
     return len(marked.replace(OPEN, "").replace(CLOSE, "")[:at].encode("utf-8"))
 
 
+def caught_up(store: Store) -> int:
+    """The end of each session whose recorder was stopped before it indexed it, indexed now
+    (where the data folder can be written); how many."""
+    if store.read_only or not logindex.behind(store):
+        return 0
+    return logindex.catch_up(store)
+
+
 def reindex(store: Store, report=None) -> tuple[int, int]:
-    """The search index made again from every ended session's text log and every context:
-    for an index lost or damaged (the logs are the record; the index is made from them).
-    Returns (sessions, chunks)."""
+    """The search index made again from every session's text log (a running one's up to
+    where it is: its recorder adds the rest) and every context: for an index lost or damaged
+    (the logs are the record; the index is made from them). Returns (sessions, chunks)."""
     conn = store.conn
     store.mark_dead_sessions()
-    # a running session's own recorder indexes its log, from wherever the index has it
-    ended = "select id from sessions where status != 'active'"
     with conn:
-        conn.execute(f"delete from log_chunks where session_id in ({ended})")
+        # made to match its chunks first: deleting them from an index that lost them fails
+        conn.execute("insert into log_chunks_fts(log_chunks_fts) values ('rebuild')")
+        conn.execute("delete from log_chunks")
         conn.execute("insert into log_chunks_fts(log_chunks_fts) values ('rebuild')")
         conn.execute("insert into contexts_fts(contexts_fts) values ('rebuild')")
     sessions = chunks = 0
-    for sid, log_path in conn.execute(
-        f"select id, log_path from sessions where log_path is not null and id in ({ended}) order by started"
+    for sid, log_path, status in conn.execute(
+        "select id, log_path, status from sessions where log_path is not null order by started"
     ).fetchall():
-        if not Path(log_path).exists():
+        path = Path(store.located(log_path) or log_path)
+        if not path.exists():
             continue
-        chunks += logindex.index_new(store, sid, Path(log_path))
+        index = logindex.index_new if status == "active" else logindex.finish
+        chunks += index(store, sid, path)
         sessions += 1
         if report is not None:
             report(sessions)

@@ -1,9 +1,10 @@
 """What a rendered frame means, on the render thread: the detector runs on what appeared, its
 findings become events (a usage limit's with its reading, detection/limits.py), a pattern
-turned off for taking too long is said once, and the frame is told to its subscribers (the
-agent's states, the injection rules). A frame subscriber returns the events it means, as
-(kind, detail); they are recorded once every subscriber has heard the frame, never from
-inside the fan-out.
+turned off for taking too long is said once, and the frame, with what the detector made of
+it, is handed to the events thread (store/events.py), where its subscribers (the agent's
+states, the injection rules) hear it in turn with the events. A frame subscriber returns the
+events it means, as (kind, detail); they are emitted once every subscriber has heard the
+frame.
 """
 
 from __future__ import annotations
@@ -18,13 +19,17 @@ from ..fanout import Fanout
 # a frame subscriber: (t, the screen's rows, what the detector made of them) -> events it means
 OnFrame = Callable[[float, list[str], Seen], "list[tuple[str, dict]] | None"]
 Emit = Callable[[str, float, dict, str], object]
+Call = Callable[..., None]  # (name, work, *args): work run on the events thread, in turn
 
 
 class Detect:
-    def __init__(self, detector: Detector, *, emit: Emit, report: Callable[[str], None], fail: Callable[[str, BaseException], None]):
+    def __init__(
+        self, detector: Detector, *, emit: Emit, call: Call, report: Callable[[str], None], fail: Callable[[str, BaseException], None]
+    ):
         self.detector = detector
         self.frames = Fanout(fail)
         self._emit = emit
+        self._call = call
         self._report = report
         self._told: set[str] = set()  # patterns turned off, said once each
 
@@ -45,5 +50,9 @@ class Detect:
                 self._told.add(why)
                 self._report(f"supervise: {why}")
         if self.frames:
-            for kind, detail in self.frames.tell(t, screen, self.detector.seen(screen)):
-                self._emit(kind, t, detail, "screen")
+            self._call("frames", self._tell, t, screen, self.detector.seen(screen))
+
+    def _tell(self, t: float, screen: list[str], seen: Seen) -> None:
+        """On the events thread: the frame's subscribers, then the events they mean."""
+        for kind, detail in self.frames.tell(t, screen, seen):
+            self._emit(kind, t, detail, "screen")

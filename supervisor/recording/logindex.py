@@ -1,41 +1,59 @@
 """The text log in the database, for search: what the log gained since the last chunk, cut
-at line ends into chunks of about CHUNK bytes. Run off the terminal's and the detector's
-way (the context keeper's thread, and the recorder as it finishes)."""
+at line ends into chunks of about CHUNK bytes.
+
+While a session runs its recorder's indexer thread (`Indexer`) owns the session's chunks: it
+wakes when the text log was written, takes whatever whole lines were added, and sleeps
+PASS_EVERY before it looks again, so the index keeps up with any program at a cost bounded
+per second, not per write. Its last pass, as the session ends, takes the rest and marks the
+session indexed. A session whose recorder was stopped before that is caught up by the next
+one (`catch_up`). Any writer may meet another (a reindex, a catch-up): a chunk goes in only
+where the index ends, checked in the write's own transaction, so a stretch is never indexed
+twice."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from ..store.database import Store
+from ..store.database import ACTIVE, Store, supervisor_alive
 
 CHUNK = 8192  # bytes: a search hit shows a screenful or so around the word
 MAX_CHUNK = 4 * CHUNK  # a very long line is cut into chunks too
 BLOCK = 4 << 20  # bytes of the log read at a time
 FINISH_MAX = 32 << 20  # bytes indexed as a session ends (see _skip_flood)
+PASS_EVERY = 2.0  # seconds between two passes while the session runs: text is searchable within about this
+PASS_MAX = 4 << 20  # bytes one pass takes while the session runs; a faster flood is caught up as it ends
+
+Row = tuple[str, int, int, str]
 
 
 def index_new(store: Store, session_id: str, log_path: Path, limit: int | None = None) -> int:
-    """Add what `log_path` gained since its last chunk (at most `limit` bytes of it: while a
-    session runs, indexing a flood in one transaction kept the database locked, and the
-    detector's events waited: p99 290 ms at 10 MB/s; the rest follows at the next call);
-    returns how many chunks were added. With no limit (the session's end), the rest, a
-    block at a time (a 1 GB log is never read into memory whole; see _skip_flood)."""
+    """Add what `log_path` gained since its last chunk (at most `limit` bytes of it; the rest
+    follows at the next call); returns how many chunks were added. With no limit (the
+    session's end), the rest, a block at a time (a 1 GB log is never read into memory whole;
+    see _skip_flood)."""
     added = 0
     if limit is None:
         added += _skip_flood(store, session_id, log_path)
-    while True:
-        n = _index_block(store, session_id, log_path, min(limit or BLOCK, BLOCK))
+    left = limit
+    while left is None or left > 0:
+        rows = plan(store, session_id, log_path, min(left or BLOCK, BLOCK))
+        n = commit(store, rows)
         added += n
-        if not n or limit is not None:
+        if not n:
             return added
+        if left is not None:
+            left -= rows[-1][2] - rows[0][1]
+    return added
 
 
 def _skip_flood(store: Store, session_id: str, log_path: Path) -> int:
     """Past FINISH_MAX bytes left to index as the session ends, the rest but its last
-    FINISH_MAX goes into the index as one line saying so: the keeper indexes only while the
-    output is calm, so this is a flood, and indexing 1 GB of it kept the recorder busy for
-    three minutes after the session ended (and doubled the database)."""
-    start = _indexed_to(store, session_id)
+    FINISH_MAX goes into the index as one line saying so: the indexer could not keep up, so
+    this is a flood, and indexing 1 GB of it kept the recorder busy for three minutes after
+    the session ended (and doubled the database)."""
+    start = indexed_to(store, session_id)
     try:
         with open(log_path, "rb") as fh:
             size = fh.seek(0, 2)
@@ -46,23 +64,23 @@ def _skip_flood(store: Store, session_id: str, log_path: Path) -> int:
     except OSError:
         return 0
     note = f"[supervise: {(cut - start) / 1e6:.0f} MB of a flood of output not indexed for search; it is in the text log]"
-    _insert(store, (session_id, start, cut, note))
-    return 1
+    return commit(store, [(session_id, start, cut, note)])
 
 
-def _indexed_to(store: Store, session_id: str) -> int:
+def indexed_to(store: Store, session_id: str) -> int:
     row = store.conn.execute('select coalesce(max("end"), 0) from log_chunks where session_id = ?', [session_id]).fetchone()
     return row[0]
 
 
-def _index_block(store: Store, session_id: str, log_path: Path, limit: int) -> int:
-    start = _indexed_to(store, session_id)
+def plan(store: Store, session_id: str, log_path: Path, limit: int) -> list[Row]:
+    """The chunks of the next `limit` bytes of whole lines past the index's end (not written)."""
+    start = indexed_to(store, session_id)
     try:
         with open(log_path, "rb") as fh:
             fh.seek(start)
             data = fh.read(limit)
     except OSError:
-        return 0
+        return []
     if len(data) < limit:
         data = data[: data.rfind(b"\n") + 1]  # whole lines only; the rest waits for its end
     elif b"\n" in data:
@@ -75,15 +93,139 @@ def _index_block(store: Store, session_id: str, log_path: Path, limit: int) -> i
         end = min(end, pos + MAX_CHUNK)
         rows.append((session_id, start + pos, start + end, data[pos:end].decode("utf-8", errors="replace")))
         pos = end
+    return rows
+
+
+def commit(store: Store, rows: list[Row]) -> int:
+    """Write planned chunks, each only if the index still ends where it begins (another
+    writer may have indexed the stretch meanwhile: then the rest is left to the next plan);
+    returns how many went in."""
     # A search index may lose its last chunks to a power cut (they are indexed again from the
     # log's offset); not waiting for the disk keeps each write's lock short.
     store.conn.execute("pragma synchronous = normal")
-    for row in rows:  # one short write each: an event being stored meanwhile waits for one row, not the whole batch
-        _insert(store, row)
+    for n, row in enumerate(rows):  # one short write each: an event being stored meanwhile waits for one row
+        with store.conn:  # (the table's triggers keep its full-text index up to date)
+            if indexed_to(store, row[0]) != row[1]:
+                return n
+            store.conn.execute('insert into log_chunks (session_id, start, "end", text) values (?, ?, ?, ?)', row)
     return len(rows)
 
 
-def _insert(store: Store, row: tuple[str, int, int, str]) -> None:
-    # (the table's triggers keep its full-text index up to date)
+def finish(store: Store, session_id: str, log_path: Path) -> int:
+    """The rest of a session's log (it has ended), and the session marked indexed."""
+    added = index_new(store, session_id, log_path)
     with store.conn:
-        store.conn.execute('insert into log_chunks (session_id, start, "end", text) values (?, ?, ?, ?)', row)
+        store.conn.execute("update sessions set log_indexed = 1 where id = ?", [session_id])
+    return added
+
+
+def behind(store: Store) -> list[tuple[str, str]]:
+    """(id, text log) of each ended session whose log was never indexed to its end (a read)."""
+    rows = store.conn.execute(
+        "select id, log_path, status, pid from sessions where log_indexed = 0 and log_path is not null order by started"
+    ).fetchall()
+    return [(sid, log) for sid, log, status, pid in rows if status != ACTIVE or not supervisor_alive(pid)]
+
+
+def catch_up(store: Store) -> int:
+    """Index the end of every ended session whose recorder did not (it was killed); returns
+    how many had text left to index."""
+    caught = 0
+    for sid, log_path in behind(store):
+        path = _log(store, log_path)
+        if path.exists() and path.stat().st_size > indexed_to(store, sid):
+            caught += 1
+        finish(store, sid, path)
+    return caught
+
+
+def short_of_logs(store: Store) -> tuple[int, int]:
+    """(sessions, bytes): how much of the ended sessions' text logs the index does not hold
+    (a log read by nobody since its recorder was stopped, an index emptied or cut short)."""
+    ends = dict(store.conn.execute('select session_id, max("end") from log_chunks group by session_id').fetchall())
+    sessions = missing = 0
+    for sid, log_path in store.conn.execute("select id, log_path from sessions where status != 'active' and log_path is not null"):
+        try:
+            left = _log(store, log_path).stat().st_size - (ends.get(sid) or 0)
+        except OSError:
+            continue  # no log: nothing to index (doctor says so of the recordings)
+        if left > 0:
+            sessions, missing = sessions + 1, missing + left
+    return sessions, missing
+
+
+def _log(store: Store, log_path: str) -> Path:
+    """A text log's path as the database keeps it, where it is now."""
+    return Path(store.located(log_path) or log_path)
+
+
+def unindexed_chunks(store: Store) -> int:
+    """Chunks of the logs that the full-text index lacks (it was emptied, or lost rows)."""
+    chunks = store.conn.execute("select count(*) from log_chunks").fetchone()[0]
+    indexed = store.conn.execute("select count(*) from log_chunks_fts_docsize").fetchone()[0]
+    return max(0, chunks - indexed)
+
+
+class Indexer:
+    """One running session's log into the index, on a thread of its own that sleeps until the
+    log is written; first it catches up the sessions earlier recorders left behind."""
+
+    def __init__(
+        self,
+        db_path: str,
+        session_id: str,
+        log_path: str,
+        fail: Callable[[str, BaseException], None],
+        report: Callable[[str], None],
+    ):
+        self.db_path, self.session_id, self.log_path = db_path, session_id, Path(log_path)
+        self._fail, self._report = fail, report
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._work, name="supervise-index", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def written(self) -> None:
+        """The text log gained lines (the render thread, after each flush)."""
+        self._wake.set()
+
+    def finish(self, timeout: float | None = None) -> None:
+        """The session has ended: its last pass, then the thread ends."""
+        self._stopping.set()
+        self._wake.set()
+        self._thread.join(timeout)
+
+    def _work(self) -> None:
+        try:
+            store = Store(Path(self.db_path))
+        except Exception as exc:
+            return self._fail("search index", exc)
+        try:
+            self._caught_up(store)
+            while True:
+                self._wake.wait()
+                if self._stopping.is_set():
+                    break
+                self._wake.clear()
+                self._step(lambda: index_new(store, self.session_id, self.log_path, PASS_MAX))
+                if self._stopping.wait(PASS_EVERY):
+                    break
+            self._step(lambda: finish(store, self.session_id, self.log_path))
+        finally:
+            store.close()
+
+    def _caught_up(self, store: Store) -> None:
+        try:
+            caught = catch_up(store)
+        except Exception as exc:
+            return self._fail("search index", exc)
+        if caught:
+            self._report(f"supervise: indexed the end of {caught} earlier session(s) for search (their recorder was stopped)")
+
+    def _step(self, work: Callable[[], object]) -> None:
+        try:
+            work()
+        except Exception as exc:
+            self._fail("search index", exc)

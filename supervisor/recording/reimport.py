@@ -4,10 +4,11 @@ text log rendered again if it is gone, and its search index.
 
 What the recording holds: the header (the command, its start time, the terminal's size,
 the session's name as its title), the output, input and resizes, and an `m` marker for each
-event that was detected (compactions, limits, states: the marker is its kind). It does not
-hold the directory the agent ran in, the agent's own session id, how it exited or the
-session's contexts: those stay unknown (the status reads `interrupted`, as for a
-supervisor that was killed, and `supervise summarize ID` makes a context again).
+event that was detected (compactions, limits, states: the marker is its kind). The rest of
+the row (the folder, agent, project, branch, options, how it ended) is taken from the
+session's events kept in the database (facts.py). Neither holds the agent's own session id
+or the session's contexts (`supervise summarize ID` makes a context again); what a session
+lacks is said in the repair's report.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from .. import paths
 from ..detection import patterns
 from ..errors import SuperviseError
 from ..plaintext import plain
-from ..store.database import INTERRUPTED, Event, Store
-from . import asciicast, logindex
+from ..store.database import Event, Store
+from ..store.repair import recording, stored
+from . import asciicast, facts, logindex
 from .export import render_cast
 
 REBUILT = {"rebuilt": "from the recording"}  # in each event's detail: it was not stored as it happened
@@ -36,6 +38,7 @@ class Reimported:
     logs_rendered: list[str] = field(default_factory=list)  # ids whose text log was rendered again
     events_rebuilt: list[str] = field(default_factory=list)  # ids of sessions kept without their events, given them again
     unreadable: list[str] = field(default_factory=list)  # one line each: the folder and why
+    unknown: dict[tuple[str, ...], list[str]] = field(default_factory=dict)  # facts no event or recording holds -> ids
 
 
 @dataclass
@@ -48,6 +51,7 @@ class Recorded:
     argv: list[str]
     title: str | None
     events: list[Event]
+    header: dict
 
 
 def reimport(store: Store, folders: list[Path], env: Mapping[str, str] | None = None) -> Reimported:
@@ -60,32 +64,36 @@ def reimport(store: Store, folders: list[Path], env: Mapping[str, str] | None = 
         sets = {}
     for folder in folders:
         try:
-            log_rendered = _one(store, folder, sets)
+            told = _one(store, folder, sets)
         except (OSError, ValueError) as exc:
             done.unreadable.append(f"{folder}: {plain(str(exc), newlines=False)}")
             continue
         done.ids.append(folder.name)
-        if log_rendered:
+        if told.rendered:
             done.logs_rendered.append(folder.name)
+        unknown = tuple(told.unknown) + (("agent (read from its command)",) if told.agent_from_command else ())
+        if unknown:
+            done.unknown.setdefault(unknown, []).append(folder.name)
     return done
 
 
 def events_again(store: Store, sessions: list[dict], done: Reimported) -> None:
     """The events of sessions that were kept without them, from their recordings."""
     for session in sessions:
+        cast_path = recording(store, session["cast_path"])
         try:
-            recorded = read(Path(session["cast_path"]), session.get("exit_code"))
+            recorded = read(cast_path, session.get("exit_code"), {"cwd": session.get("cwd") or ""})
         except (OSError, ValueError) as exc:
-            done.unreadable.append(f"{Path(session['cast_path']).parent}: {plain(str(exc), newlines=False)}")
+            done.unreadable.append(f"{cast_path.parent}: {plain(str(exc), newlines=False)}")
             continue
         for event in recorded.events:
             store.add_event(session["id"], event)
         done.events_rebuilt.append(session["id"])
 
 
-def read(cast_path: Path, exit_code: int | None = None) -> Recorded:
-    """The session as its recording tells it: a start event, one for each marker, an exit
-    (with `exit_code` if it is known from elsewhere)."""
+def read(cast_path: Path, exit_code: int | None = None, began: Mapping[str, object] | None = None) -> Recorded:
+    """The session as its recording tells it: a start event (with `began`, what is known of
+    it from elsewhere), one for each marker, an exit (with `exit_code` if it is known)."""
     header, events = asciicast.read(cast_path)
     start = _start(header.get("timestamp"), cast_path)
     command = header["command"] if isinstance(header.get("command"), str) else ""
@@ -94,7 +102,7 @@ def read(cast_path: Path, exit_code: int | None = None) -> Recorded:
     except ValueError:
         argv = [command]
     cols, rows = asciicast.header_size(header)
-    found = [Event("start", {"argv": argv, "cols": cols, "rows": rows, **REBUILT}, 0.0, _iso(start))]
+    found = [Event("start", {"argv": argv, "cols": cols, "rows": rows, **(began or {}), **REBUILT}, 0.0, _iso(start))]
     last = 0.0
     for t, code, data in events:
         last = max(last, t)
@@ -102,37 +110,25 @@ def read(cast_path: Path, exit_code: int | None = None) -> Recorded:
             found.append(Event(data, {"sources": ["recording"], **REBUILT}, t, _iso(start + t)))
     found.append(Event("exit", {"exit_code": exit_code, **REBUILT}, last, _iso(start + last)))
     title = header.get("title") if isinstance(header.get("title"), str) else None
-    return Recorded(start, last, command, argv, title, found)
+    return Recorded(start, last, command, argv, title, found, dict(header))
 
 
-def _one(store: Store, folder: Path, sets: Mapping[str, patterns.PatternSet]) -> bool:
+def _one(store: Store, folder: Path, sets: Mapping[str, patterns.PatternSet]) -> facts.Told:
     cast_path, log_path = folder / "session.cast", folder / "session.log"
     recorded = read(cast_path)
-    wanted = Path(recorded.argv[0]).name if recorded.argv else ""
-    chosen = patterns.select(sets, wanted) if wanted else None
-    rendered = False
+    kept = store.events(folder.name)  # (those kept from the damaged database)
+    told = facts.told(recorded.header, recorded.start, recorded.last, kept, sets)
     if not log_path.exists():
         _render_log(cast_path, log_path)
-        rendered = True
-    store.create_session(
-        folder.name,
-        name=recorded.title,
-        command=recorded.command,
-        argv=recorded.argv,
-        agent=chosen.agent if chosen else wanted or None,
-        cwd="",
-        started=_iso(recorded.start),
-        ended=_iso(recorded.start + recorded.last),
-        status=INTERRUPTED,
-        cast_path=str(cast_path),
-        log_path=str(log_path),
-        options={},
-    )
-    if not store.conn.execute("select 1 from events where session_id = ? limit 1", [folder.name]).fetchone():
-        for event in recorded.events:  # (events kept from the damaged database are not doubled)
+        told.rendered = True
+    columns = {r[1] for r in store.conn.execute("pragma table_info(sessions)")}
+    row = {k: v for k, v in told.row.items() if k in columns}  # (a start event of a newer supervise may say more)
+    store.create_session(folder.name, **row, cast_path=stored(cast_path), log_path=stored(log_path))
+    if not kept:
+        for event in recorded.events:
             store.add_event(folder.name, event)
-    logindex.index_new(store, folder.name, log_path)
-    return rendered
+    logindex.finish(store, folder.name, log_path)  # (an ended session: its whole log)
+    return told
 
 
 def _render_log(cast_path: Path, log_path: Path) -> None:

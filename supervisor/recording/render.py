@@ -20,7 +20,7 @@ from ..detection.patterns import PatternSet
 from ..plaintext import no_controls
 from . import emulator as emulators
 from . import patternwatch, readback
-from .detect import Detect, Emit, OnFrame
+from .detect import Call, Detect, Emit, OnFrame
 from .flood import CATCH_UP, LEFT, QUEUE, Flood
 from .textlog import TextLog
 
@@ -49,6 +49,7 @@ class Renderer:
         agent: str | None,
         pattern_files: list[str],
         emit: Emit,
+        call: Call,
         fail: Callable[[str, BaseException], None],
         report: Callable[[str], None],
         now: Callable[[], float],
@@ -56,6 +57,8 @@ class Renderer:
     ):
         self._log = log_file
         self.lines_to: Callable[[list[str]], None] | None = None  # told each batch of lines logged
+        self.written: Callable[[], None] | None = None  # told once lines logged are flushed
+        self._unflushed = False
         self._cast_path = cast_path
         self._log_broken = False
         self._fail = fail
@@ -64,7 +67,7 @@ class Renderer:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         files = [Path(p) for p in pattern_files]
         self.detector = Detector(patternwatch.load(agent, files))
-        self.detect = Detect(self.detector, emit=emit, report=report, fail=fail)
+        self.detect = Detect(self.detector, emit=emit, call=call, report=report, fail=fail)
         self.patterns = (
             patternwatch.PatternWatch(agent, files, self.detector, emit=emit, report=report, now=now, fail=fail) if agent else None
         )
@@ -76,7 +79,7 @@ class Renderer:
         return self.detector.patterns
 
     def subscribe(self, name: str, on_frame: OnFrame) -> None:
-        """Tell `on_frame` of each frame the detector has seen, on the render thread."""
+        """Tell `on_frame` of each frame the detector has seen, on the events thread."""
         self.detect.subscribe(name, on_frame)
 
     def screen(self) -> list[str]:
@@ -141,7 +144,8 @@ class Renderer:
         """Feed output as it was recorded, one event at a time, so a line that was on screen
         for a moment (a spinner shown for 45 ms) is seen by the detector. Only when far
         behind are events joined, to catch up: queued ones past CATCH_UP, and always those
-        read back from the recording (`queued` False: no backlog to count down)."""
+        read back from the recording (`queued` False: no backlog to count down). Each step
+        is guarded on its own: one that fails is reported and the rest of the batch goes on."""
         behind = not queued or sum(len(p) for code, _, p in batch if code == "o") > CATCH_UP
         pending: list[str] = []
         pending_t = 0.0
@@ -149,28 +153,39 @@ class Renderer:
         for code, t, payload in batch:
             if code == "o":
                 if not behind:
-                    self._render(t, payload)
+                    self._step(self._render, t, payload)
                     continue
                 pending.append(payload)
                 pending_t = t
                 continue
             if pending:
-                self._render(pending_t, "".join(pending), queued)
+                self._step(self._render, pending_t, "".join(pending), queued)
                 pending = []
             if code == "r":
-                self._write_log(self.textlog.resize(t, *payload).logged)
+                self._step(lambda t, size: self._write_log(self.textlog.resize(t, *size).logged), t, payload)
             elif code is _SPILL:
                 assert self._cast_path is not None  # output spills only with a span in the recording
-                readback.catch_up(self._cast_path, payload, self.flood, self._render_behind)
+                self._step(readback.catch_up, self._cast_path, payload, self.flood, self._render_behind)
             elif code is _SCREEN:
-                payload.lines = self.textlog.screen_lines()
-                payload.ready.set()
+                self._step(self._snapshot, payload)
             elif code is _STOP:
                 stop = True
         if pending:
-            self._render(pending_t, "".join(pending), queued)
+            self._step(self._render, pending_t, "".join(pending), queued)
         self._flush_log()
         return stop
+
+    def _step(self, work: Callable, *args) -> None:
+        try:
+            work(*args)
+        except Exception as exc:
+            self._fail("text log", exc)
+
+    def _snapshot(self, snapshot: Snapshot) -> None:
+        try:
+            snapshot.lines = self.textlog.screen_lines()
+        finally:
+            snapshot.ready.set()
 
     def _render_behind(self, batch: list) -> None:
         self._render_batch(batch, queued=False)
@@ -194,6 +209,7 @@ class Renderer:
                 self.lines_to(lines)
             try:
                 self._log.write(no_controls("\n".join(lines)) + "\n")
+                self._unflushed = True
             except OSError as exc:  # a full disk: stop writing, or the unwritten text piles up in memory
                 self._log_broken = True
                 self._fail("text log", exc)
@@ -205,3 +221,6 @@ class Renderer:
             except OSError as exc:
                 self._log_broken = True
                 self._fail("text log", exc)
+        if self._unflushed and self.written is not None:
+            self.written()
+        self._unflushed = False

@@ -1,7 +1,8 @@
 """The agent's own record of the session (its transcript or rollout files), followed by the
 recorder: the agent's session id, the user's turns (which confirm a context typed in), its
-compactions and the summaries it made of them, as events. What a record means is the
-profile's `transcript` module's to say."""
+compactions and the summaries it made of them, as events. Each record is handed to the
+events thread (store/events.py) in the order it was read, and understood there, in turn with
+the events. What a record means is the profile's `transcript` module's to say."""
 
 from __future__ import annotations
 
@@ -41,12 +42,12 @@ class AgentRecord:
         cwd, carried_on = cfg.cwd or "", cfg.agent_session_id
         self.follower = transcript.TranscriptFollower(
             Path(cfg.transcript_dir or "."),
-            self.on_record,
+            lambda record, path: sink.call("the agent's record", self.on_record, record, path),
             source=reader.SOURCE,
             claims=lambda record, path: reader.claims(record, path, cwd, carried_on),
         )
         if carried_on:  # its record of the thread it carries on may not say the id again
-            self._known(carried_on)
+            sink.call("the agent's record", self._known, carried_on)
 
     def start(self) -> None:
         # Taking the offsets of what the files hold now reads them (a JSON document whole): off the recorder's way.
@@ -63,6 +64,7 @@ class AgentRecord:
             self.sink.set_agent_session_id(sid)
 
     def on_record(self, record: dict, path: Path) -> None:
+        """On the events thread."""
         reader = self.reader
         sid = reader.session_id(record)
         if sid:

@@ -10,21 +10,20 @@ own; this module makes them, and run/wiring.py says who hears what on which thre
 If the pipe closes without an END frame, the supervisor died: everything received is still
 written, and the session is marked interrupted.
 
-A failure in a side channel (events, text log, contexts) is reported once and the rest
-goes on.
+A failure in a side channel (events, a subscriber, the text log, contexts) is said once as
+it happens and counted each time (its detail in recorder.err); a part that failed again is
+said once more, with its count, as the session ends. The rest goes on.
 """
 
 from __future__ import annotations
 
 import codecs
-import contextlib
 import json
 import os
 import signal
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,15 +34,16 @@ from ..contexts.keeper import ContextKeeper, Session as KeeperSession
 from ..contexts.schema import quoted
 from ..giveback.delivery import GiveBack
 from ..memory import brief
-from ..recording import asciicast, logindex
+from ..recording import asciicast
+from ..recording.logindex import Indexer
 from ..recording.render import Renderer
 from ..status.statewatch import StateWatch
-from ..store.damage import damaged, is_damage
 from ..store.database import ACTIVE, INTERRUPTED, Store
 from ..store.events import EventSink
 from ..terminal.termmodes import ModeTracker
 from . import recorderlife, telemetrywire, wiring
 from .agentrecord import AgentRecord
+from .failures import Failures
 
 
 class Recorder:
@@ -57,7 +57,8 @@ class Recorder:
         self.config = cfg
         self._send = send or (lambda message: None)
         self._report = report or (lambda msg: print(msg, file=sys.stderr))
-        self._errors: set[str] = set()
+        self.failures = Failures(self._report, Path(cfg.db_path), Path(cfg.cast_path).parent / "recorder.err")
+        self._fail = self.failures
         self.modes = ModeTracker()
         self.output_chars = 0
         self._out_decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -68,7 +69,8 @@ class Recorder:
         self._cast_lock = threading.Lock()  # the render thread writes markers too: never wait while holding it
         self._cast_lost: list | None = None  # [when the recording stopped, characters not recorded since]
         self._store = self._open_store()
-        self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self._fail, cfg.start_monotonic)
+        carries_on = bool(cfg.resume_from) and not cfg.handoff_from  # (its agent draws that session again)
+        self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self._fail, cfg.start_monotonic, carries_on)
         names = self._session_names()
         self.telemetry = telemetrywire.make(cfg, settings, names.pop("project", None), self._now, self._report)
         self.renderer = Renderer(
@@ -79,6 +81,7 @@ class Recorder:
             agent=cfg.agent,
             pattern_files=cfg.pattern_files,
             emit=self.sink.emit,
+            call=self.sink.call,
             fail=self._fail,
             report=self._report,
             now=self._now,
@@ -112,7 +115,6 @@ class Recorder:
                     cfg.transcript_dir,
                     resume_from=cfg.resume_from,
                     handoff_from=cfg.handoff_from,
-                    log_path=cfg.log_path,
                 ),
                 settings,
                 screen=self.renderer.screen,
@@ -136,6 +138,9 @@ class Recorder:
             keeper=self.keeper,
             telemetry=self.telemetry,
         )
+        self.indexer = Indexer(cfg.db_path, cfg.session_id, cfg.log_path, self._fail, self._report)
+        self.renderer.written = self.indexer.written
+        self.indexer.start()
         if self.keeper is not None:
             self.keeper.start()
         self.transcript: AgentRecord | None = None
@@ -144,6 +149,7 @@ class Recorder:
             heard = telemetrywire.user_turns(self.telemetry, self.renderer.detector)
             self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now, self._summarized(cfg.resume_from), heard)
             self.transcript.start()
+        self.sink.start()  # every subscriber is wired: what was emitted so far (a brief) is told now
 
     def _summarized(self, session_id: str | None) -> list[str]:
         """The summaries the agent made in the session this one carries on."""
@@ -177,17 +183,6 @@ class Recorder:
 
     def _now(self) -> float:
         return time.monotonic() - self.config.start_monotonic if self.config.start_monotonic else 0.0
-
-    def _fail(self, where: str, exc: BaseException) -> None:
-        if where not in self._errors:
-            self._errors.add(where)
-            with contextlib.suppress(OSError):  # recorder.err: the detail behind the one line (a full disk may refuse it)
-                traceback.print_exception(exc, file=sys.stderr)
-            if is_damage(exc):  # said as every command says it, with the fix
-                said = damaged(Path(self.config.db_path))
-                self._report(f"supervise: {where} failed: {said.message}; the session goes on (hint: {said.hint})")
-                return
-            self._report(f"supervise: {where} failed ({exc}); the session goes on")
 
     def _tell_loop(self, kind: str, t: float, detail: dict) -> None:
         """The two events the supervisor's exit note needs."""
@@ -296,17 +291,15 @@ class Recorder:
             self._fail("event store", exc)
 
     def finish(self) -> None:
-        """Let rendering catch up, write the final screen, close everything."""
+        """Let rendering catch up, write the final screen, record and tell every event, index
+        the rest of the text log, close everything; what failed more than once is said."""
         if self.giveback is not None:
             self.giveback.close()
         self.renderer.finish()
-        if self._store is not None:  # the text log is complete now: the rest of it into the search index
-            try:
-                logindex.index_new(self._store, self.config.session_id, Path(self.config.log_path))
-            except Exception as exc:
-                self._fail("search index", exc)
         if self.transcript is not None:
             self.transcript.stop()
+        self.sink.close()  # after everything that emits: the events thread tells the last of them
+        self.indexer.finish()  # the text log is complete now: the rest of it into the search index
         try:
             self._cast.close()
         except OSError as exc:
@@ -317,6 +310,8 @@ class Recorder:
                 f"supervise: the recording stopped at {t:.0f} s (a write failed); {lost / 1e6:.1f} MB of the "
                 f"session after it are not in {self.config.cast_path} (hint: free some space in its folder)"
             )
+        for line in self.failures.again():
+            self._report(line)
         for store in (self._store, self.sink.store):
             if store is not None:
                 store.close()
@@ -347,14 +342,15 @@ def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settin
     # The loop restores the terminal as soon as it knows which modes the child left on.
     send(Modes(recorder.modes.reset_sequence()))
     recorder.finish()
+    # The session is recorded whole: the user has their shell back now, whatever a context
+    # round in flight is waiting for. The last round is made after, in the background (this
+    # process is in a session of its own and outlives the supervisor).
+    send(Done())
     keeper = recorder.keeper
     if keeper is not None:
         keeper.stop()
-    send(Done())
-    # The supervisor has let the user go; the last context is made in the background (this
-    # process is in a session of its own and outlives it).
-    if keeper is not None and recorder.output_chars:
-        keeper.make("session_end")
+        if recorder.output_chars:
+            keeper.make("session_end")
     return recorder
 
 

@@ -18,8 +18,8 @@ from ..channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, O
 from ..detection import patterns
 from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
-from ..store.database import ACTIVE, COMPLETED, FAILED, INTERRUPTED, Store, supervisor_alive, utcnow
-from ..store.events import EventSink
+from ..store import projects
+from ..store.database import ACTIVE, COMPLETED, FAILED, INTERRUPTED, Event, Store, supervisor_alive, utcnow
 from ..terminal import tty
 from ..terminal.child import Outcome
 from ..terminal.pty_loop import PtyLoop
@@ -66,15 +66,14 @@ def choose_patterns(opts: RunOptions, env: Mapping[str, str]) -> tuple[str, Patt
     (`/usr/bin/AGENT` selects the set whose commands include `AGENT`). Every pattern file
     is validated first: a broken one stops the session before it starts."""
     sets = patterns.load_all([Path(p) for p in opts.pattern_files], env)
-    wanted = opts.agent or Path(opts.argv[0]).name
-    chosen = patterns.select(sets, wanted)
+    agent, chosen = patterns.agent_for(sets, opts.argv, opts.agent)
     if opts.agent and chosen is None:
         raise SuperviseError(
             f"no pattern set for agent '{opts.agent}'",
             f"use one of: {', '.join(sorted(sets))}, or add a file to {patterns.user_dir(env)}",
             exit_code=2,
         )
-    return (chosen.agent if chosen else wanted), chosen
+    return agent, chosen
 
 
 def run(
@@ -130,7 +129,9 @@ def _run(
     outbox, inbox, _recorder = recorderstart.start(
         recorderstart.config_of(opts, plan, str(store.path), start, started_wall), {**env, **config.passed_on(plan.settings)}, plan.sdir
     )
-    outbox.event(0.0, "start", {"argv": opts.argv, "cols": plan.size[0], "rows": plan.size[1], "cwd": opts.cwd})
+    # what its row says of the run, also here: a repair that lost the row takes it back from here
+    facts = {k: v for k, v in plan.session.items() if k not in ("command", "argv", "cwd", "pid", "cast_path", "log_path")}
+    outbox.event(0.0, "start", {"argv": opts.argv, "cols": plan.size[0], "rows": plan.size[1], "cwd": opts.cwd, **facts})
     done = _supervise(opts, proc, stdin_pipe, start, outbox, inbox, env, stdin_fd, stdout_fd)
     return _report(opts, plan, store, done, stderr)
 
@@ -154,6 +155,8 @@ def _plan(
         cleanup.callback(os.close, _claim_parent(store, opts.parent_id, env))
     sid = store.free_id()
     where = project.of(opts.cwd)
+    key = projects.key_of(store, opts.cwd)  # what it is known by, wherever it is
+    projects.carry(store, opts.cwd, key)
     session = dict(
         name=opts.name,
         command=shlex.join(opts.argv),
@@ -161,6 +164,7 @@ def _plan(
         agent=agent,
         cwd=opts.cwd,
         project=where.root,
+        project_key=key,
         branch=where.branch,
         pid=os.getpid(),
         parent_id=opts.parent_id,
@@ -204,7 +208,7 @@ def _spawn(opts: RunOptions, plan: Plan, store: Store, cleanup: contextlib.ExitS
     except OSError as exc:
         code = 127 if isinstance(exc, FileNotFoundError) else 126
         store.create_session(plan.sid, **plan.session, status=FAILED, exit_code=code, ended=utcnow())
-        EventSink(store, plan.sid).emit("spawn_failed", 0.0, {"error": str(exc), "command": opts.argv[0]}, None)
+        store.add_event(plan.sid, Event("spawn_failed", {"error": str(exc), "command": opts.argv[0]}, 0.0, utcnow()))
         if code == 127:
             raise SuperviseError(
                 f"command not found: {opts.argv[0]}", "check the spelling, or give the full path after `--`", exit_code=127
@@ -213,6 +217,7 @@ def _spawn(opts: RunOptions, plan: Plan, store: Store, cleanup: contextlib.ExitS
     # From here on, a run that fails (the database, the recorder, the loop itself) stops the
     # agent rather than leave it unsupervised, and marks its session failed.
     cleanup.push(_on_failure(lambda: _terminate(proc)))
+    plan.session["started"] = utcnow()
     store.create_session(plan.sid, **plan.session, child_pid=proc.pid)
     cleanup.push(_on_failure(lambda: _finish(store, plan.sid, FAILED, 1), store.close))
     return proc, stdin_pipe, start, started_wall
@@ -263,6 +268,8 @@ def _supervise(
             detail: dict[str, int | str] = {"exit_code": done.outcome.exit_code if done.outcome is not None else 1}
             if done.outcome is not None and done.outcome.signal:
                 detail["signal"] = signal.Signals(done.outcome.signal).name
+            if done.outcome is not None and done.outcome.interrupted_by is not None:  # (the session reads `interrupted`)
+                detail["interrupted_by"] = signal.Signals(done.outcome.interrupted_by).name
             outbox.event(t_end, "exit", detail)
             outbox.end(t_end, detail)
             outbox.drain(RECORDER_WAIT)

@@ -1,43 +1,47 @@
-"""Who hears what in the recorder process, and on which thread: the one place it is written.
+"""Who hears what in the recorder process: the one place it is written.
 
-Two fan-outs (fanout.py: named subscribers, each call guarded on its own: one that raises is
-reported by its name, which the recorder says once, and the others still hear). Each runs
-on the caller's thread; nothing is handed to another thread on the way.
+Everything a subscriber hears reaches it on one thread, the events thread (store/events.py),
+in the order it was handed over: events from whatever thread saw them, the frames the render
+thread has seen, the agent's own records. The events thread starts once this wiring is done,
+so nothing emitted before (a new session's brief) is missed. Each call is guarded on its own
+(fanout.py): one that raises is reported by its name, each time, and the others still hear.
 
-Events (store/events.py), after their row and their `m` marker, in this order (a part the
-run does not have is left out):
+Events, after their row and their `m` marker, in this order (a part the run does not have is
+left out):
   the exit note              injection, compaction_finished: a message to the PTY loop
   agent states               each event: the state `supervise ps` shows (status/statewatch.py)
   giving the context back    idle, limits, compactions: the injection rules (giveback/delivery.py)
   context keeper             compactions: a context round is wanted (contexts/keeper.py)
   telemetry                  each event: queued to be exported (telemetry/export.py)
-An event is emitted on these threads, and its subscribers hear it there:
+Who emits them (each only queues):
   recorder main thread       the PTY loop's events (start, exit, signals); a continue the
                              loop declined (limit_continue)
-  render                     the detector's events; then each frame's, from its subscribers
+  render                     the detector's events
+  events thread              what a subscriber's hearing means (limit_wait, limit_cleared)
   pattern watcher            patterns_reloaded, patterns_error
-  transcript follower        compaction_finished (source transcript); an injection it confirms
+  the agent's record         compaction_finished (source transcript), agent_summary: read by
+                             the record follower, understood on the events thread
   injection tick             injection, limit_continue
   hook server                compaction_finished (source hook); an injection through the hook
-A subscriber that emits while it hears an event (giving the context back records its
-limit_wait) has its event recorded and told on the same thread once every subscriber has
-heard the first.
+One compaction's sightings (the screen's, the record's, the hook's) are one pair of events
+(store/occurrences.py).
 
-Frames (recording/detect.py), on the render thread, after the detector's events, in this
-order, each with the screen and what the detector made of it (`Seen`):
+Frames (recording/detect.py), each with the screen and what the detector made of it (`Seen`),
+after the detector's events of the same frame, in this order:
   agent states               idle, busy, a dialog, context left: returns the events they
-                             mean (limit_cleared), recorded once both have heard the frame
+                             mean (limit_cleared), emitted once both have heard the frame
   giving the context back    the screen, for the injection rules
 
 Telemetry hears the rest where it happens, each an append to its queue: the state changes
-(on the thread that changed it), each context made (the keeper's thread), the text log's lines
-(render) and the user's turns (transcript follower), those two with the content opt-in only.
+(events thread), each context made (the keeper's thread), the text log's lines (render) and
+the user's turns (events thread), those two with the content opt-in only.
 
 Calls across threads besides: the context keeper's thread hands each context it makes to
-the detector (`add_given`, under the detector's lock) and to the injection rules, and asks
-the render thread for the screen (queued; after SNAPSHOT_WAIT it reads the rows under the
-text log's lock instead); the transcript follower hands the user's turns to the injection
-rules; the main thread hands them the loop's notes.
+the detector (`add_given`, under the detector's lock) and to the injection rules (under
+theirs: its tick and hook threads use them too), and asks the render thread for the screen
+(queued; after SNAPSHOT_WAIT it reads the rows under the text log's lock instead); the main
+thread hands the injection rules the loop's notes; the render thread tells the search
+indexer (recording/logindex.py) that the text log grew.
 """
 
 from __future__ import annotations

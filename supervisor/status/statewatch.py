@@ -1,11 +1,11 @@
 """Following what the agent is doing, in the recorder process: the state tracker (states.py)
-fed by the render thread's frames and by events, its changes written for `supervise ps`, the
-events they mean (`limit_cleared`) handed back to be recorded, and the user told (notify.py).
+fed by frames and events, both on the events thread (store/events.py), its changes written
+for `supervise ps`, the events they mean (`limit_cleared`) handed back to be recorded, and
+the user told (notify.py).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -37,22 +37,19 @@ class StateWatch:
         self.runner = Runner(notify, fail) if notify.command else None
         self.terminal = notify.terminal  # bell, osc or off
         self._send = send  # to the PTY loop, which writes to the user's terminal
-        self._lock = threading.Lock()  # events come from several threads, frames from the render thread
         self.heard: list[Callable[[str, float], None]] = []  # told each change: its state and session time
 
     def on_event(self, kind: str, t: float, detail: dict) -> None:
-        with self._lock:
-            self.tracker.event(kind, t, detail)
-            state = self.tracker.detail_changed()
+        self.tracker.event(kind, t, detail)
+        state = self.tracker.detail_changed()
         if state is not None:
             self._publish(state, t)
 
     def on_frame(self, t: float, screen: list[str], seen: Seen) -> list[tuple[str, dict]]:
         """Returns the events the frame means, for the caller to record once every frame
         subscriber has heard it."""
-        with self._lock:
-            state, events = self.tracker.frame(t, seen.idle, seen.busy, seen.dialog, seen.context_left)
-            notice = self.notices.change(state) if state is not None else None
+        state, events = self.tracker.frame(t, seen.idle, seen.busy, seen.dialog, seen.context_left)
+        notice = self.notices.change(state) if state is not None else None
         if state is None:
             return events
         self._publish(state, t)

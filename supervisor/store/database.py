@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .. import paths
 from ..plaintext import quoted
 from ..errors import SuperviseError
-from . import readonly
+from . import damage, readonly
 from .damage import damaged, is_damage
 from .migrations import apply as _apply_migrations
 
@@ -32,6 +32,8 @@ ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
 ID_LENGTH = 6
 
 ACTIVE, COMPLETED, FAILED, INTERRUPTED = "active", "completed", "failed", "interrupted"
+# A session's files, kept relative to the database's folder (paths.stored), read where they are now.
+FILE_COLUMNS = ("cast_path", "log_path")
 # Longer than any id this or an older supervise made: not an id (and not a LIKE pattern to run).
 MAX_ID_LENGTH = 32
 
@@ -99,6 +101,7 @@ class Store:
         it cannot be written (nothing is created, migrated or made private then); `never`:
         read-only wherever it is (a reader beside running sessions, such as the MCP server)."""
         self.path = Path(path)
+        self.home = self.path.parent  # the session files it names are kept relative to it
         self.read_only = never or (not write and readonly.cannot_write(self.path))
         try:
             if self.read_only:
@@ -114,6 +117,8 @@ class Store:
                 "another program holds it locked: close that and run again" if "locked" in str(exc) else None,
             ) from exc
         self._db: sqlite_utils.Database | None = None
+        self.incomplete = False  # a read stepped past damage: what it answered may be incomplete
+        self._read_past = False  # the last read did
 
     def _open_to_write(self) -> sqlite3.Connection:
         paths.ensure_private_dir(self.path.parent)
@@ -133,6 +138,10 @@ class Store:
     def open_default(cls, env: Mapping[str, str] | None = None, write: bool = True) -> "Store":
         return cls(paths.db_path(env), write)
 
+    def located(self, stored: str | None) -> str | None:
+        """A path this database keeps (a session's recording, its text log), where it is now."""
+        return paths.resolved(stored, self.home)
+
     @property
     def db(self) -> "sqlite_utils.Database":
         """sqlite-utils over the same connection."""
@@ -146,9 +155,14 @@ class Store:
         self.conn.close()
 
     def _rows(self, sql: str, params: Any = ()) -> list[dict]:
-        cursor = self.conn.execute(sql, params)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        """The rows `sql` selects; where it meets a bad page, those it selects of what can be read."""
+        names, rows, self._read_past = damage.read(self.conn, self.path, sql, params)
+        self.incomplete = self.incomplete or self._read_past
+        return [dict(zip(names, row)) for row in rows]
+
+    def _none(self, error: SuperviseError) -> SuperviseError:
+        """What to say when a read found nothing: `error`, or the damage that may have hidden it."""
+        return damaged(self.path) if self._read_past else error
 
     def _insert(self, table: str, record: Mapping[str, Any]) -> int:
         with self.conn:
@@ -175,7 +189,7 @@ class Store:
     def create_session(self, session_id: str | None = None, **fields: Any) -> dict:
         """A new session row; `session_id` if one was chosen beforehand (the agent already
         runs with it in its environment), else a new one."""
-        record = {"id": session_id or self.free_id(), "started": utcnow(), "status": ACTIVE, **fields}
+        record = {"id": session_id or self.free_id(), "started": utcnow(), "status": ACTIVE, **self._kept(fields)}
         if isinstance(record.get("argv"), (list, tuple)):
             record["argv"] = json.dumps(list(record["argv"]))
         if isinstance(record.get("options"), dict):
@@ -193,7 +207,11 @@ class Store:
         return candidate
 
     def update_session(self, session_id: str, **fields: Any) -> None:
-        self._update("sessions", session_id, fields)
+        self._update("sessions", session_id, self._kept(fields))
+
+    def _kept(self, fields: Mapping[str, Any]) -> dict:
+        """A session's fields as stored: its files' paths relative to the database's folder."""
+        return {k: paths.stored(v, self.home) if k in FILE_COLUMNS and v else v for k, v in fields.items()}
 
     def finish_session(self, session_id: str, status: str, exit_code: int | None) -> None:
         self.update_session(session_id, status=status, exit_code=exit_code, ended=utcnow())
@@ -201,23 +219,23 @@ class Store:
     def get_session(self, session_id: str) -> dict:
         rows = self._rows("select * from sessions where id = ?", [session_id])
         if not rows:
-            raise SuperviseError(f"no session {session_id}", "run `supervise sessions` to list ids")
-        return _decode_session(rows[0])
+            raise self._none(SuperviseError(f"no session {session_id}", "run `supervise sessions` to list ids"))
+        return _decode_session(rows[0], self.home)
 
     def sessions(self, limit: int | None = None, project: str | None = None) -> list[dict]:
-        """The newest `limit` sessions (all with None), newest first; of one project if given."""
+        """The newest `limit` sessions (all with None), newest first; of one project (its key) if given."""
         self.mark_dead_sessions()
-        where = "where project = ? " if project is not None else ""
+        where = "where project_key = ? " if project is not None else ""
         rows = self._rows(
             f"select * from sessions {where}order by started desc, rowid desc limit ?",
             [*([project] if project is not None else []), -1 if limit is None else limit],
         )
-        return [_decode_session(r) for r in rows]
+        return [_decode_session(r, self.home) for r in rows]
 
     def count_sessions(self, project: str | None = None) -> int:
         if project is not None:
-            return self.conn.execute("select count(*) from sessions where project = ?", [project]).fetchone()[0]
-        return self.conn.execute("select count(*) from sessions").fetchone()[0]
+            return self._rows("select count(*) as n from sessions where project_key = ?", [project])[0]["n"]
+        return self._rows("select count(*) as n from sessions")[0]["n"]
 
     def resolve(self, prefix: str) -> dict:
         """Find a session by any unique prefix of its id."""
@@ -233,7 +251,7 @@ class Store:
             [prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"],
         )
         if not rows:
-            raise SuperviseError(f"no session matches '{quoted(prefix)}'", "run `supervise sessions` to list ids")
+            raise self._none(SuperviseError(f"no session matches '{quoted(prefix)}'", "run `supervise sessions` to list ids"))
         if len(rows) > 1 and not any(r["id"] == prefix for r in rows):
             ids = ", ".join(r["id"] for r in rows[:5])
             raise SuperviseError(
@@ -247,20 +265,22 @@ class Store:
         self.mark_dead_sessions()
         rows = self._rows("select id from sessions order by started desc, rowid desc limit 1")
         if not rows:
-            raise SuperviseError("there are no sessions yet", "start one with `supervise -- CMD`")
+            raise self._none(SuperviseError("there are no sessions yet", "start one with `supervise -- CMD`"))
         return self.get_session(rows[0]["id"])
 
     def children(self, session_id: str) -> list[dict]:
-        return [_decode_session(r) for r in self._rows("select * from sessions where parent_id = ? order by started", [session_id])]
+        return [
+            _decode_session(r, self.home) for r in self._rows("select * from sessions where parent_id = ? order by started", [session_id])
+        ]
 
     def mark_dead_sessions(self) -> None:
         """A session whose supervisor process is gone (killed, crashed) is `interrupted`, not `active`
         (said when the database can be written; read-only, it stays as it reads)."""
         if self.read_only:
             return
-        for session_id, pid in self.conn.execute("select id, pid from sessions where status = ?", [ACTIVE]).fetchall():
-            if not supervisor_alive(pid):
-                self.update_session(session_id, status=INTERRUPTED)
+        for row in self._rows("select id, pid from sessions where status = ?", [ACTIVE]):
+            if not supervisor_alive(row["pid"]):
+                self.update_session(row["id"], status=INTERRUPTED)
 
     def set_state(self, session_id: str, state: str, since: str, detail: Mapping[str, Any]) -> None:
         self.update_session(session_id, state=state, state_since=since, state_detail=json.dumps(dict(detail), ensure_ascii=False))
@@ -271,7 +291,7 @@ class Store:
         rows = self._rows("select * from sessions where status = ? order by started desc, rowid desc", [ACTIVE])
         if self.read_only:  # (not marked: looked at)
             rows = [r for r in rows if supervisor_alive(r["pid"])]
-        return [_decode_session(r) for r in rows]
+        return [_decode_session(r, self.home) for r in rows]
 
     # -- events -----------------------------------------------------------------------------
 
@@ -308,10 +328,8 @@ class Store:
 
     def prompts(self, session_id: str, last: int) -> list[tuple[str, dict]]:
         """(prompt, context) of the session's latest `last` rounds, oldest first."""
-        rows = self.conn.execute(
-            "select prompt, context from contexts where session_id = ? order by round desc limit ?", [session_id, last]
-        ).fetchall()
-        return [(prompt, json.loads(context) if context else {}) for prompt, context in reversed(rows)]
+        rows = self._rows("select prompt, context from contexts where session_id = ? order by round desc limit ?", [session_id, last])
+        return [(r["prompt"], json.loads(r["context"]) if r["context"] else {}) for r in reversed(rows)]
 
     def events(self, session_id: str, kind: str | None = None) -> list[dict]:
         """The session's events in order (of one kind, if given)."""
@@ -339,8 +357,9 @@ def _decode_context(row: Mapping[str, Any]) -> dict:
     return out
 
 
-def _decode_session(row: Mapping[str, Any]) -> dict:
+def _decode_session(row: Mapping[str, Any], home: Path) -> dict:
     out = dict(row)
+    out.update({key: paths.resolved(out[key], home) for key in FILE_COLUMNS if key in out})
     try:
         out["argv"] = json.loads(out["argv"]) if out.get("argv") else []
     except ValueError:

@@ -9,8 +9,10 @@ a `supervise` command's time, and is needed only when the schema changes.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
@@ -198,6 +200,73 @@ def m010_projects_and_stemmed_search(db: sqlite_utils.Database) -> None:
         )
     for table, columns in FTS.items():
         db.table(table).enable_fts(columns, create_triggers=True, tokenize=TOKENIZER, replace=True)
+
+
+@migrations()
+def m011_paths_relative_to_the_database(db: sqlite_utils.Database) -> None:
+    # A session's recording and text log are kept relative to the database's folder, so the
+    # folder can be moved or copied whole. An absolute path inside it is made relative; so is
+    # one that is gone whose sessions/ID/FILE is here (the folder was moved before this ran).
+    # A path elsewhere stays as it is.
+    from .. import paths
+
+    home = home_of(db)
+    if home is None:
+        return
+    rows = db.execute("select id, cast_path, log_path from sessions where cast_path is not null or log_path is not null").fetchall()
+    for sid, *files in rows:
+        kept = [paths.stored(paths.resolved(f, home) or f, home) if f else f for f in files]
+        if kept != files:
+            db.execute("update sessions set cast_path = ?, log_path = ? where id = ?", [*kept, sid])
+
+
+@migrations()
+def m012_project_keys(db: sqlite_utils.Database) -> None:
+    # What a session's project is known by, whatever its folder is called or wherever it is
+    # now (project.py): a git repository's root commit, else its origin, else the folder.
+    # Sessions recorded before get theirs from their folder as it is now; one that is gone
+    # keeps its folder's path.
+    from .. import project
+
+    db.table("sessions").add_column("project_key", str)
+    db.table("sessions").create_index(["project_key", "started"])
+    known: list[str] = []
+    rows = db.execute("select distinct cwd, project from sessions order by started").fetchall()
+    for cwd, root in rows:
+        there = next((f for f in (cwd, root) if f and os.path.isdir(f)), None)
+        key = project.identify(project.of(there), known=known) if there else root or cwd
+        if key.startswith(project.GIT) and key not in known:
+            known.insert(0, key)
+        db.execute("update sessions set project_key = ? where cwd is ? and project is ?", [key, cwd, root])
+
+
+def home_of(db: sqlite_utils.Database) -> Path | None:
+    """The folder of the database `db` is open on (None: one in memory)."""
+    for _, name, file in db.execute("pragma database_list").fetchall():
+        if name == "main" and file:
+            return Path(file).parent
+    return None
+
+
+@migrations()
+def m013_log_indexed(db: sqlite_utils.Database) -> None:
+    # Whether a session's text log was indexed to its end (its recorder's last pass). Sessions
+    # recorded before are looked at once, by the next recorder or search (recording/logindex.py).
+    from .. import paths
+
+    db.table("sessions").add_column("log_indexed", int, not_null_default=0)
+    home = home_of(db) or Path.cwd()
+    ended = db.execute(
+        """select id, log_path, (select coalesce(max("end"), 0) from log_chunks c where c.session_id = s.id)
+        from sessions s where status != 'active'"""
+    ).fetchall()
+    for sid, log_path, indexed in ended:
+        try:
+            whole = not log_path or os.stat(paths.resolved(log_path, home) or log_path).st_size <= indexed
+        except OSError:
+            whole = True  # no log to index
+        if whole:
+            db.execute("update sessions set log_indexed = 1 where id = ?", [sid])
 
 
 def applied(conn: sqlite3.Connection) -> list[str]:

@@ -1,6 +1,6 @@
 """Repairing a damaged database: what can be read of it goes into a fresh one, and the damaged
 file is kept aside. Python's sqlite3 has no `.recover`, so each table is read row by row in
-rowid order, stepping over the rows a bad page holds (`readable_rows`).
+rowid order, stepping over the rows a bad page holds (`damage.readable_rows`).
 
 Also what the session folders hold that the database does not (`unlisted`): the recordings
 whose row was lost; recording/reimport.py brings them back.
@@ -12,20 +12,18 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import SuperviseError
-from .damage import is_damage
+from .damage import is_damage, readable_rows
 from .database import ACTIVE, Store, supervisor_alive
 from .readonly import schema_read
 
 # What is copied, parents first. The search tables (`*_fts`) are not: the fresh database's
 # triggers index the rows again as they go in.
 TABLES = ("sessions", "events", "contexts", "messages", "log_chunks")
-MIN_ROWID, MAX_ROWID = -(2**63), 2**63 - 1
 # A session folder's name is its id (any supervise's: at most 32 letters and digits).
 FOLDER_ID = re.compile(r"[0-9a-z]{1,32}")
 
@@ -145,65 +143,27 @@ def _copy(source: sqlite3.Connection, target: sqlite3.Connection, table: str) ->
     return count
 
 
-def readable_rows(conn: sqlite3.Connection, table: str, columns: list[str]) -> Iterator[tuple]:
-    """(rowid, *columns) of every row of `table` that can be read, in rowid order. A scan that
-    meets a bad page goes on from the first rowid past it that can be reached."""
-    select = f'select rowid, {", ".join(chr(34) + c + chr(34) for c in columns)} from "{table}"'
-    after: int | None = None  # the last rowid read, or the last one known to be past a bad page
-    while True:
-        try:
-            for row in (
-                conn.execute(select + " order by rowid")
-                if after is None
-                else conn.execute(select + " where rowid > ? order by rowid", [after])
-            ):
-                after = row[0]
-                yield row
-            return
-        except sqlite3.DatabaseError as exc:
-            if not is_damage(exc):
-                raise
-        after = _past_damage(conn, table, MIN_ROWID if after is None else after)
-        if after is None:
-            return
+def stored(path: Path) -> str:
+    """A file of a session's folder as a repair gives it to its row (the store keeps it as it keeps every path)."""
+    return str(path)
 
 
-def _past_damage(conn: sqlite3.Connection, table: str, after: int) -> int | None:
-    """The least rowid from which a scan reads again (its next row can be read), looking past
-    `after` in growing steps, then back by halves; None when nothing past it can be."""
-
-    def reads_from(rowid: int) -> bool:
-        try:
-            conn.execute(f'select * from "{table}" where rowid > ? order by rowid limit 1', [rowid]).fetchall()
-            return True
-        except sqlite3.DatabaseError as exc:
-            if not is_damage(exc):
-                raise
-            return False
-
-    bad, step = after, 1
-    while not reads_from(min(bad + step, MAX_ROWID)):
-        if bad + step >= MAX_ROWID:
-            return None
-        bad, step = bad + step, step * 2
-    good = min(bad + step, MAX_ROWID)
-    while good - bad > 1:
-        middle = (bad + good) // 2
-        bad, good = (bad, middle) if reads_from(middle) else (middle, good)
-    return good
+def recording(store: Store, stored_path: str) -> Path:
+    """The file a row's stored path names, where it is now (the one place a repair reads one)."""
+    return Path(store.located(stored_path) or stored_path)
 
 
 def without_events(store: Store) -> list[dict]:
     """The sessions over, with a recording, that have no events (every run has its start):
     after a repair, those whose events were on a bad page."""
     return [
-        dict(zip(("id", "cast_path", "exit_code"), row))
+        dict(zip(("id", "cast_path", "exit_code", "cwd"), row))
         for row in store.conn.execute(
-            "select id, cast_path, exit_code from sessions where status != ? and coalesce(cast_path, '') != '' "
+            "select id, cast_path, exit_code, cwd from sessions where status != ? and coalesce(cast_path, '') != '' "
             "and not exists (select 1 from events where events.session_id = sessions.id) order by started",
             [ACTIVE],
         )
-        if Path(row[1]).is_file()
+        if recording(store, row[1]).is_file()
     ]
 
 

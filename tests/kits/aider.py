@@ -321,3 +321,8 @@ def quit(screen: Terminal) -> None:
 def compact(screen: Terminal) -> None:
     """Its summary of the history, which each turn here brings about."""
     until(screen, lambda: COMPACTED in screen.output(), "its summary", 90)
+
+
+def compactions(api) -> int:
+    """How many times it summarized its history: the summaries its model was asked for."""
+    return sum(SUMMARIZE in json.dumps(r.body) for r in api.requests)
