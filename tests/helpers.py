@@ -111,3 +111,28 @@ def served():
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def table_pages(db, table) -> list[int]:
+    """The pages of `table`'s b-tree in the database file `db` (dbstat), every write
+    checkpointed into the file first."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("pragma wal_checkpoint(truncate)")
+        return [p for (p,) in conn.execute("select pageno from dbstat where name = ? order by pageno", [table])]
+    finally:
+        conn.close()
+
+
+def overwrite_pages(db, pages) -> None:
+    """Garbage over each of `pages` of the database file `db`, byte by byte."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        size = conn.execute("pragma page_size").fetchone()[0]
+    with open(db, "r+b") as fh:
+        for page in pages:
+            fh.seek((page - 1) * size)
+            fh.write(b"\xde\xad\xbe\xef" * (size // 4))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SUPERVISE, run_cli, run_cli_unprivileged
+from helpers import overwrite_pages, table_pages
 
 CONTEXT_NOTE = "recordings hold no contexts: `supervise summarize ID` makes one"
 
@@ -40,19 +41,9 @@ def recorded(n: int) -> list[dict]:
 
 
 def damage(db: Path, table: str) -> bytes:
-    """Garbage over a page of `table` (one in the middle of it), every write checkpointed into
-    the file first; the file's bytes after."""
-    conn = sqlite3.connect(db)
-    try:
-        conn.execute("pragma wal_checkpoint(truncate)")
-        pages = [p for (p,) in conn.execute("select pageno from dbstat where name = ? order by pageno", [table])]
-        size = conn.execute("pragma page_size").fetchone()[0]
-    finally:
-        conn.close()
-    page = pages[len(pages) // 2]
-    with open(db, "r+b") as fh:
-        fh.seek((page - 1) * size)
-        fh.write(b"\xde\xad\xbe\xef" * (size // 4))
+    """Garbage over a page of `table` (one in the middle of it); the file's bytes after."""
+    pages = table_pages(db, table)
+    overwrite_pages(db, pages[len(pages) // 2 : len(pages) // 2 + 1])
     return db.read_bytes()
 
 

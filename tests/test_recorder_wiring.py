@@ -11,7 +11,7 @@ from supervisor.detection import saferegex
 from supervisor.detection.detector import Detector
 from supervisor.detection.patterns import Pattern, PatternSet
 from supervisor.recording import emulator as emulators
-from supervisor.recording.render import Renderer
+from test_render import renderer
 from supervisor.recording.textlog import TextLog
 from supervisor.run.recorder import Recorder
 from supervisor.store.database import Store
@@ -72,19 +72,7 @@ def test_a_frame_subscriber_that_raises_is_reported_each_time_and_the_others_sti
 def test_the_events_a_frame_means_are_recorded_once_every_frame_subscriber_has_heard_it(tmp_path):
     said: list[tuple] = []
     log = open(tmp_path / "session.log", "w", encoding="utf-8")
-    r = Renderer(
-        log,
-        "avt",
-        60,
-        10,
-        agent="claude",
-        pattern_files=[],
-        emit=lambda *e: said.append(("emitted", e[0], e[3])),
-        call=lambda name, work, *args: work(*args),
-        fail=lambda where, exc: said.append(("FAILED", where, exc)),
-        report=print,
-        now=lambda: 0.0,
-    )
+    r = renderer(log, emit=lambda *e: said.append(("emitted", e[0], e[3])), fail=lambda where, exc: said.append(("FAILED", where, exc)))
 
     def first(t, screen, seen):
         said.append(("first heard", t))

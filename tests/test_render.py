@@ -1,24 +1,22 @@
 """The render thread on its own: output in, the text log and detected events out."""
 
+import threading
+
 from supervisor.recording.render import Renderer
+
+
+def renderer(log, *, emit, fail, agent="claude", **more) -> Renderer:
+    """A renderer at 60x10 whose frame subscribers are told at once, on its own thread."""
+    call = lambda name, work, *args: work(*args)  # noqa: E731
+    return Renderer(
+        log, "avt", 60, 10, agent=agent, pattern_files=[], emit=emit, call=call, fail=fail, report=print, now=lambda: 0.0, **more
+    )
 
 
 def test_the_renderer_logs_lines_and_emits_what_its_patterns_detect(tmp_path):
     emitted, frames = [], []
     log = open(tmp_path / "session.log", "w", encoding="utf-8")
-    r = Renderer(
-        log,
-        "avt",
-        60,
-        10,
-        agent="claude",
-        pattern_files=[],
-        emit=lambda *e: emitted.append(e),
-        call=lambda name, work, *args: work(*args),
-        fail=lambda where, exc: emitted.append(("FAILED", where, exc)),
-        report=print,
-        now=lambda: 0.0,
-    )
+    r = renderer(log, emit=lambda *e: emitted.append(e), fail=lambda where, exc: emitted.append(("FAILED", where, exc)))
     r.subscribe("frames", lambda t, screen, seen: frames.append(t))
     r.output(0.1, "hello\r\n✻ Conversation compacted (ctrl+o for history)\r\n")
     r.output(0.2, "bye\r\n")
@@ -38,20 +36,7 @@ def test_a_sudden_flood_is_left_in_the_recording_after_a_window_of_it_not_8_mb(t
     cast = open(tmp_path / "s.cast", "wb")
     writer = asciicast.Writer(cast, asciicast.Header(60, 10, 0))
     log = open(tmp_path / "session.log", "w", encoding="utf-8")
-    r = Renderer(
-        log,
-        "avt",
-        60,
-        10,
-        agent=None,
-        pattern_files=[],
-        emit=lambda *e: None,
-        call=lambda name, work, *args: work(*args),
-        fail=lambda where, exc: print(where, exc),
-        report=print,
-        now=lambda: 0.0,
-        cast_path=str(tmp_path / "s.cast"),
-    )
+    r = renderer(log, emit=lambda *e: None, fail=lambda where, exc: print(where, exc), agent=None, cast_path=str(tmp_path / "s.cast"))
     time.sleep(0.15)  # the first rate window is mostly quiet
     chunk = "".join(f"{i:05d} flood line\r\n" for i in range(4000))  # 72 KB
     waiting = []
@@ -63,3 +48,29 @@ def test_a_sudden_flood_is_left_in_the_recording_after_a_window_of_it_not_8_mb(t
     r.finish()
     assert max(waiting) <= flood.FLOOD_RATE * flood.RATE_WINDOW + 2 * len(chunk)
     assert len((tmp_path / "session.log").read_text().splitlines()) == 60 * 4000
+
+
+def test_a_step_that_fails_is_reported_and_the_rest_of_its_batch_is_still_logged_and_detected(tmp_path):
+    """The emulator raises on one chunk: that chunk is reported, every other chunk queued
+    with it still reaches the text log and the detector."""
+    emitted, failed = [], []
+    log = open(tmp_path / "session.log", "w", encoding="utf-8")
+    r = renderer(log, emit=lambda *e: emitted.append(e[0]), fail=lambda where, exc: failed.append((where, str(exc))))
+    feed = r.textlog.feed
+    queued = threading.Event()
+
+    def fragile(t, text):
+        if "one" in text:
+            queued.wait(10)  # the rest waits in the queue meanwhile: the next batch is all of it
+        if "boom" in text:
+            raise RuntimeError("the emulator choked")
+        return feed(t, text)
+
+    r.textlog.feed = fragile
+    for n, text in enumerate(["one\r\n", "boom\r\n", "two\r\n", "✻ Conversation compacted (ctrl+o for history)\r\n", "three\r\n"]):
+        r.output(0.1 * n, text)
+    queued.set()
+    r.finish()
+    assert (tmp_path / "session.log").read_text().splitlines() == ["one", "two", "✻ Conversation compacted (ctrl+o for history)", "three"]
+    assert emitted == ["compaction_finished"]
+    assert failed == [("text log", "the emulator choked")]

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from helpers import overwrite_pages, table_pages
 
 # The fields a repair cannot give back, and why. Every other field must come back as it was.
 NOT_KEPT = {
@@ -41,19 +42,9 @@ def sessions(env: dict) -> dict[str, dict]:
 
 
 def damage_all(db: Path, table: str) -> list[int]:
-    """Garbage over every page of `table` (its b-tree, as dbstat finds it), every write
-    checkpointed into the file first; the pages damaged."""
-    conn = sqlite3.connect(db)
-    try:
-        conn.execute("pragma wal_checkpoint(truncate)")
-        pages = [p for (p,) in conn.execute("select pageno from dbstat where name = ? order by pageno", [table])]
-        size = conn.execute("pragma page_size").fetchone()[0]
-    finally:
-        conn.close()
-    with open(db, "r+b") as fh:
-        for page in pages:
-            fh.seek((page - 1) * size)
-            fh.write(bytes((0xDE, 0xAD, 0xBE, 0xEF)[i % 4] for i in range(size)))
+    """Garbage over every page of `table`; the pages damaged."""
+    pages = table_pages(db, table)
+    overwrite_pages(db, pages)
     return pages
 
 

@@ -95,3 +95,41 @@ def test_opening_and_closing_the_transcript_is_no_reason_to_read_it(tmp_path):
         wait_for(lambda: len(records) == 2)
     finally:
         follower.stop()
+
+
+def test_records_read_by_two_threads_at_once_arrive_in_the_order_they_were_written(tmp_path):
+    """The watcher's thread and a read again both read the file: the second waits for the
+    first to hand over all it read, so its later records never come first."""
+    import threading
+
+    from test_recorder_wiring import Contended
+
+    folder = tmp_path / "records"
+    folder.mkdir()
+    log = folder / "s.jsonl"
+    log.write_text("")
+    got, holding, release = [], threading.Event(), threading.Event()
+
+    def on_record(record, path):
+        if record["n"] == 1:  # the first thread is handing over its first record ...
+            holding.set()
+            release.wait(10)
+        got.append(record["n"])
+
+    follower = transcript.TranscriptFollower(folder, on_record)
+    follower._lock = Contended()
+    follower._offsets[log] = 0
+    log.write_text("".join(json.dumps({"n": n}) + "\n" for n in (1, 2)))
+    first = threading.Thread(target=follower.read, args=(log,))
+    first.start()
+    holding.wait(10)
+    with open(log, "a") as fh:  # ... when more is written, and the second thread reads
+        fh.write("".join(json.dumps({"n": n}) + "\n" for n in (3, 4)))
+    second = threading.Thread(target=follower.read, args=(log,))
+    second.start()
+    # it waits for the lock (or, unordered, hands its records over first)
+    wait_for(lambda: follower._lock.waiters.acquire(blocking=False) or 3 in got, 10, what="the second read reached the lock")
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert got == [1, 2, 3, 4]
