@@ -18,6 +18,7 @@ from .config import DEFAULT_BUDGET, DEFAULT_MODEL, NOTIFY_TERMINAL, ON_LIMIT, OT
 from .config import Limits, Memory, Notify, Summary, Telemetry
 from .errors import SuperviseError
 from .plaintext import plain
+from .valueforms import pairs_problem, shown as _shown, url_ok
 
 
 # Plain classes: a dataclass costs a run's start-up most of a millisecond more.
@@ -41,7 +42,8 @@ class Finding:
 
 class Key:
     """What a value must be. kind: number, whole, text, url, choice, switch (true or false),
-    variable (the name of an environment variable) or priority (a nice value, or idle); `least`: the smallest value
+    variable (the name of an environment variable), priority (a nice value, or idle), pairs
+    (key=value,...) or headers (pairs, secret: never shown); `least`: the smallest value
     allowed; `above`: values must be more than this; `empty_ok`: text where "" means none."""
 
     __slots__ = ("kind", "example", "unit", "least", "above", "choices", "empty_ok")
@@ -96,8 +98,8 @@ def tables() -> dict[str, dict[str, Key]]:
         "telemetry": {
             "endpoint": Key("url", "http://localhost:4318"),
             "protocol": Key("choice", "grpc", choices=OTLP_PROTOCOLS),
-            "headers": Key("text", "authorization=Bearer%20TOKEN", empty_ok=True),
-            "resource_attributes": Key("text", "deployment.environment.name=dev", empty_ok=True),
+            "headers": Key("headers", "authorization=Bearer%20TOKEN", empty_ok=True),
+            "resource_attributes": Key("pairs", "deployment.environment.name=dev", empty_ok=True),
             "service_name": Key("text", Telemetry.service_name),
             "export_interval_seconds": Key("number", Telemetry.export_interval, SECONDS, above=0),
             "timeout_seconds": Key("number", Telemetry.timeout, SECONDS, above=0),
@@ -130,6 +132,8 @@ ENV: dict[str, Key] = {
     "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": Key("url", "http://localhost:4318/v1/logs"),
     "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": Key("url", "http://localhost:4318/v1/metrics"),
     "OTEL_EXPORTER_OTLP_PROTOCOL": Key("choice", "grpc", choices=(*OTLP_PROTOCOLS, "http/json")),
+    "OTEL_EXPORTER_OTLP_HEADERS": Key("headers", "authorization=Bearer%20TOKEN"),
+    "OTEL_RESOURCE_ATTRIBUTES": Key("pairs", "team=parsers"),
     "OTEL_METRIC_EXPORT_INTERVAL": Key("whole", 60000, "milliseconds", least=1),
     "OTEL_EXPORTER_OTLP_TIMEOUT": Key("whole", 10000, "milliseconds", least=1),
 }
@@ -245,7 +249,7 @@ def check_env(env: Mapping[str, str]) -> list[Finding]:
         expected = _wrong(key, _from_text(key, raw))
         if expected:
             hint = _hint(key, lambda example: f"e.g. {var}={_text(example)}, or unset it", raw)
-            found.append(Finding("error", f"{var} must be {expected}, not {_shown(raw)}", hint))
+            found.append(Finding("error", f"{var} must be {expected}{'' if key.kind == 'headers' else ', not ' + _shown(raw)}", hint))
     return found
 
 
@@ -281,7 +285,7 @@ def _check_key(where: str, table: str, key: str, value: object) -> list[Finding]
     return [
         Finding(
             "error",
-            f"{where}: {name} must be {expected}, not {_shown(value)}",
+            f"{where}: {name} must be {expected}{'' if spec.kind == 'headers' else ', not ' + _shown(value)}",
             _hint(spec, lambda example: f"e.g. {key} = {_toml(example)}", value),
         )
     ]
@@ -322,8 +326,11 @@ def _wrong(key: Key, value: object) -> str | None:
         return None if ok else "a nice value (a whole number from -20 to 19) or idle"
     if not isinstance(value, str):
         return 'text in "double quotes"'
-    if key.kind == "url" and value and not value.startswith(("http://", "https://")):
-        return "an http:// or https:// URL"
+    if key.kind == "url" and value and not url_ok(value):
+        scheme = value.startswith(("http://", "https://"))
+        return "an http:// or https:// URL" + (" with a host (and a port from 1 to 65535)" if scheme else "")
+    if key.kind in ("pairs", "headers") and value and (wrong := pairs_problem(value, key.kind == "headers")):
+        return f"key=value pairs separated by commas ({wrong})"
     if key.kind == "variable" and not VARIABLE.fullmatch(value):
         return "the name of an environment variable (letters, digits and _)"
     if key.kind == "text" and not value and not key.empty_ok:
@@ -374,22 +381,6 @@ def _toml(value: object) -> str:
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return _text(value)
-
-
-def _shown(value: object) -> str:
-    """A value as the user wrote it, short and plain."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        text = plain(value, newlines=False)
-        return repr(text if len(text) <= 60 else text[:57] + "...")
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "a list"
-    return "a date"  # the one kind of TOML value left
 
 
 def check_choice(name: str, choices: tuple[str, ...], flag: str, elsewhere: str) -> str:

@@ -1,7 +1,7 @@
 """A local OTLP receiver for the tests: a real HTTP server on 127.0.0.1 (and a gRPC one) that
 decodes OTLP protobuf with the OpenTelemetry proto package and keeps what arrived. It can
-answer, refuse (503), or take a request and never answer; it can be stopped and started
-again on the same port."""
+answer, refuse (503), fail (500), or take a request and never answer; it can be stopped and
+started again on the same port."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ class Received:
 
 
 class HttpReceiver:
-    """OTLP/HTTP on 127.0.0.1: /v1/logs and /v1/metrics. `mode`: ok, refuse, hang."""
+    """OTLP/HTTP on 127.0.0.1: /v1/logs and /v1/metrics. `mode`: ok, refuse (503), fail (500), hang."""
 
     def __init__(self, port: int = 0, received: Received | None = None):
         self.received = received or Received()
@@ -115,8 +115,8 @@ class HttpReceiver:
                 if receiver.mode == "hang":
                     receiver.released.wait(120)
                     return
-                if receiver.mode == "refuse":
-                    self.send_response(503)
+                if receiver.mode in ("refuse", "fail"):
+                    self.send_response(503 if receiver.mode == "refuse" else 500)
                     self.end_headers()
                     return
                 if self.headers.get("Content-Encoding") == "gzip":

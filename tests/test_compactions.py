@@ -112,3 +112,9 @@ def test_history_drawn_again_before_any_compaction_of_the_session_records_nothin
     sink.emit(F, 0.6, {}, "regex")
     sink.close()
     assert store.events(sid) == [] and failures == []
+
+
+def test_the_screen_seeing_a_new_compaction_begin_seconds_after_the_last_ended_is_a_new_one(tmp_path):
+    """The demo agent compacts again three seconds after its last compaction ended."""
+    events, heard = record(tmp_path, [(S, 1.0, "regex"), (F, 2.0, "regex"), (S, 5.0, "regex"), (F, 6.0, "regex")])
+    assert heard == [S, F, S, F]

@@ -11,6 +11,7 @@ from supervisor.detection import saferegex
 from supervisor.detection.detector import Detector
 from supervisor.detection.patterns import Pattern, PatternSet
 from supervisor.recording import emulator as emulators
+from helpers import wait_for
 from test_render import renderer
 from supervisor.recording.textlog import TextLog
 from supervisor.run.recorder import Recorder
@@ -58,7 +59,9 @@ def test_a_frame_subscriber_that_raises_is_reported_each_time_and_the_others_sti
 
     recorder.renderer.subscribe("a broken listener", broken)
     recorder.renderer.subscribe("the last listener", lambda t, screen, seen: heard.append(t))
-    recorder.handle([(channel.OUTPUT, t, f"line {n}\r\n".encode()) for n, t in enumerate((0.1, 0.2, 0.3), 1)])
+    for n, t in enumerate((0.1, 0.2, 0.3), 1):  # a frame each (frames rendered in one batch are told as its last)
+        recorder.handle([(channel.OUTPUT, t, f"line {n}\r\n".encode())])
+        wait_for(lambda: len(heard) == n, 10, what=f"frame {n} heard")
     recorder.finish()
     assert heard == [0.1, 0.2, 0.3]
     assert [line for line in reports if "broken" in line] == [

@@ -214,12 +214,11 @@ def datasette() -> Check:
 
 
 def telemetry(settings: config.Telemetry, timeout: float = 2.0) -> Check:
-    """OTLP export: off, or its exporter installed and something listening at the endpoint."""
-    import socket
+    """OTLP export: off, or its exporter installed and the endpoint taking an empty export."""
     from importlib import metadata, util
-    from urllib.parse import urlsplit
 
     from ..telemetry.export import GRPC_HINT, INSTALL_HINT, where
+    from ..telemetry.probe import probe
 
     if not settings.on:
         return Check("telemetry", "ok", "off: no OTLP endpoint set (docs/teams.md)")
@@ -233,19 +232,34 @@ def telemetry(settings: config.Telemetry, timeout: float = 2.0) -> Check:
             f"{shown} is set, but the OpenTelemetry {settings.protocol} exporter is not installed: nothing is sent",
             hint,
         )
-    url = urlsplit(settings.endpoint or settings.logs_endpoint or settings.metrics_endpoint or "")
-    port = url.port or (443 if url.scheme == "https" else 4317 if settings.protocol == "grpc" else 4318)
-    try:
-        socket.create_connection((url.hostname or "localhost", port), timeout=timeout).close()
-    except OSError as exc:
-        why = exc.strerror or str(exc) or "no answer"
+    timeout = min(timeout, settings.timeout)
+    answer = probe(settings, timeout)
+    content = "with content (masked)" if settings.content else "without content"
+    if answer.taken:
         return Check(
             "telemetry",
-            "warn",
-            f"nothing answers at {shown} ({why}): sessions run, and what they send is dropped",
-            "start the collector, or check OTEL_EXPORTER_OTLP_ENDPOINT",
+            "ok",
+            f"{settings.protocol} to {shown}, {content} (OpenTelemetry SDK {metadata.version('opentelemetry-sdk')}): "
+            f"an empty export was taken ({answer.said})",
         )
-    content = "with content (masked)" if settings.content else "without content"
-    return Check(
-        "telemetry", "ok", f"{settings.protocol} to {shown}, {content} (OpenTelemetry SDK {metadata.version('opentelemetry-sdk')})"
-    )
+    return Check("telemetry", "warn", telemetry_verdict(shown, answer.said, answer.status, timeout), telemetry_fix(answer.status))
+
+
+def telemetry_verdict(shown: str, said: str, status: int | None, timeout: float) -> str:
+    """What the endpoint answered to an empty export, when it did not take it."""
+    dropped = "sessions run, and what they send is dropped"
+    if status is not None or said.startswith("gRPC"):
+        return f"{shown} answered {said} to an empty export: {dropped}"
+    if said.startswith("no answer"):
+        return f"no answer from {shown} in {timeout:g} s to an empty export: {dropped}"
+    return f"nothing answers at {shown} ({said}): {dropped}"
+
+
+def telemetry_fix(status: int | None) -> str:
+    if status in (401, 403):
+        return "check the key the collector takes (OTEL_EXPORTER_OTLP_HEADERS, or headers in [telemetry])"
+    if status in (404, 405):
+        return "check the endpoint: the collector's base URL for HTTP (/v1/logs is added), or OTEL_EXPORTER_OTLP_LOGS_ENDPOINT's full URL"
+    if status is not None and status >= 500:
+        return "check the collector's own log there (it took the request and failed it)"
+    return "start the collector, or check OTEL_EXPORTER_OTLP_ENDPOINT (and its port: 4318 for HTTP, 4317 for gRPC)"

@@ -81,6 +81,11 @@ class Flood:
             self._flooding = self._flooding or count > FLOOD_RATE * RATE_WINDOW
             self._window = (began, count)
 
+    def heavy(self) -> bool:
+        """Output comes at a flood's rate, or waits in the recording to be rendered: the
+        render thread needs the core (the search indexer waits meanwhile)."""
+        return self._flooding or self._spilling or self.backlog > 0
+
     def too_far(self, behind: int) -> bool:
         """`behind` characters (or bytes of the recording) waiting are more than to queue."""
         return behind > BACKLOG_CAP or (self._flooding and behind > FLOOD_CAP)

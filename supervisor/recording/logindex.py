@@ -4,7 +4,8 @@ at line ends into chunks of about CHUNK bytes.
 While a session runs its recorder's indexer thread (`Indexer`) owns the session's chunks: it
 wakes when the text log was written, takes whatever whole lines were added, and sleeps
 PASS_EVERY before it looks again, so the index keeps up with any program at a cost bounded
-per second, not per write. Its last pass, as the session ends, takes the rest and marks the
+per second, not per write; while a flood of output lasts it waits (the render thread needs
+the core more), and catches up once output calms or the session ends. Its last pass, as the session ends, takes the rest and marks the
 session indexed. A session whose recorder was stopped before that is caught up by the next
 one (`catch_up`). Any writer may meet another (a reindex, a catch-up): a chunk goes in only
 where the index ends, checked in the write's own transaction, so a stretch is never indexed
@@ -23,12 +24,12 @@ MAX_CHUNK = 4 * CHUNK  # a very long line is cut into chunks too
 BLOCK = 4 << 20  # bytes of the log read at a time
 FINISH_MAX = 32 << 20  # bytes indexed as a session ends (see _skip_flood)
 PASS_EVERY = 2.0  # seconds between two passes while the session runs: text is searchable within about this
-PASS_MAX = 4 << 20  # bytes one pass takes while the session runs; a faster flood is caught up as it ends
+PASS_MAX = 4 << 20  # bytes one pass takes while the session runs
 
 Row = tuple[str, int, int, str]
 
 
-def index_new(store: Store, session_id: str, log_path: Path, limit: int | None = None) -> int:
+def index_new(store: Store, session_id: str, log_path: Path, limit: int | None = None, give_way: Callable[[], object] | None = None) -> int:
     """Add what `log_path` gained since its last chunk (at most `limit` bytes of it; the rest
     follows at the next call); returns how many chunks were added. With no limit (the
     session's end), the rest, a block at a time (a 1 GB log is never read into memory whole;
@@ -39,7 +40,7 @@ def index_new(store: Store, session_id: str, log_path: Path, limit: int | None =
     left = limit
     while left is None or left > 0:
         rows = plan(store, session_id, log_path, min(left or BLOCK, BLOCK))
-        n = commit(store, rows)
+        n = commit(store, rows, give_way)
         added += n
         if not n:
             return added
@@ -96,14 +97,17 @@ def plan(store: Store, session_id: str, log_path: Path, limit: int) -> list[Row]
     return rows
 
 
-def commit(store: Store, rows: list[Row]) -> int:
+def commit(store: Store, rows: list[Row], give_way: Callable[[], object] | None = None) -> int:
     """Write planned chunks, each only if the index still ends where it begins (another
     writer may have indexed the stretch meanwhile: then the rest is left to the next plan);
-    returns how many went in."""
+    returns how many went in. `give_way` is asked before each write (the recorder's events
+    go first)."""
     # A search index may lose its last chunks to a power cut (they are indexed again from the
     # log's offset); not waiting for the disk keeps each write's lock short.
     store.conn.execute("pragma synchronous = normal")
     for n, row in enumerate(rows):  # one short write each: an event being stored meanwhile waits for one row
+        if give_way is not None:
+            give_way()
         with store.conn:  # (the table's triggers keep its full-text index up to date)
             if indexed_to(store, row[0]) != row[1]:
                 return n
@@ -111,9 +115,9 @@ def commit(store: Store, rows: list[Row]) -> int:
     return len(rows)
 
 
-def finish(store: Store, session_id: str, log_path: Path) -> int:
+def finish(store: Store, session_id: str, log_path: Path, give_way: Callable[[], object] | None = None) -> int:
     """The rest of a session's log (it has ended), and the session marked indexed."""
-    added = index_new(store, session_id, log_path)
+    added = index_new(store, session_id, log_path, give_way=give_way)
     with store.conn:
         store.conn.execute("update sessions set log_indexed = 1 where id = ?", [session_id])
     return added
@@ -177,8 +181,14 @@ class Indexer:
         log_path: str,
         fail: Callable[[str, BaseException], None],
         report: Callable[[str], None],
+        give_way: Callable[[], object] | None = None,
+        heavy: Callable[[], bool] | None = None,
     ):
+        """`give_way`: asked before each write, and waits while the recorder's events are
+        written; `heavy`: whether output comes too fast to index now."""
         self.db_path, self.session_id, self.log_path = db_path, session_id, Path(log_path)
+        self._give_way = give_way
+        self._heavy = heavy
         self._fail, self._report = fail, report
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -209,12 +219,22 @@ class Indexer:
                 if self._stopping.is_set():
                     break
                 self._wake.clear()
-                self._step(lambda: index_new(store, self.session_id, self.log_path, PASS_MAX))
+                if not self._flooding():
+                    self._step(lambda: index_new(store, self.session_id, self.log_path, PASS_MAX, self._give_way))
                 if self._stopping.wait(PASS_EVERY):
                     break
             self._step(lambda: finish(store, self.session_id, self.log_path))
         finally:
             store.close()
+
+    def _flooding(self) -> bool:
+        """Output is heavy (the renderer says): indexing now made the render thread fall behind
+        and detection seconds late (scripts/bench_detect.py); it waits for the output to calm
+        down, or for the session's end."""
+        if self._heavy is None or not self._heavy():
+            return False
+        self._wake.set()  # look again after the next interval, written to or not
+        return True
 
     def _caught_up(self, store: Store) -> None:
         try:

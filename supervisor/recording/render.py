@@ -172,6 +172,7 @@ class Renderer:
                 stop = True
         if pending:
             self._step(self._render, pending_t, "".join(pending), queued)
+        self._step(self.detect.flush)
         self._flush_log()
         return stop
 

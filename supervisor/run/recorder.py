@@ -46,6 +46,9 @@ from .agentrecord import AgentRecord
 from .failures import Failures
 
 
+GIVE_WAY = 0.05  # seconds the search index waits, before each write, for the events to be written
+
+
 class Recorder:
     def __init__(
         self,
@@ -138,7 +141,15 @@ class Recorder:
             keeper=self.keeper,
             telemetry=self.telemetry,
         )
-        self.indexer = Indexer(cfg.db_path, cfg.session_id, cfg.log_path, self._fail, self._report)
+        self.indexer = Indexer(
+            cfg.db_path,
+            cfg.session_id,
+            cfg.log_path,
+            self._fail,
+            self._report,
+            lambda: self.sink.quiet(GIVE_WAY),
+            self.renderer.flood.heavy,
+        )
         self.renderer.written = self.indexer.written
         self.indexer.start()
         if self.keeper is not None:
@@ -299,6 +310,8 @@ class Recorder:
         if self.transcript is not None:
             self.transcript.stop()
         self.sink.close()  # after everything that emits: the events thread tells the last of them
+        if self.telemetry is not None:  # its last records sent, what was lost said with the exit note
+            self.telemetry.ended()
         self.indexer.finish()  # the text log is complete now: the rest of it into the search index
         try:
             self._cast.close()

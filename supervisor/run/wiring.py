@@ -26,8 +26,10 @@ Who emits them (each only queues):
 One compaction's sightings (the screen's, the record's, the hook's) are one pair of events
 (store/occurrences.py).
 
-Frames (recording/detect.py), each with the screen and what the detector made of it (`Seen`),
-after the detector's events of the same frame, in this order:
+Frames (recording/detect.py), each with the screen and what the detector made of it (`Seen`):
+the last frame of each batch the render thread rendered, and each frame in which the detector
+found something, after its events; a frame still waiting when a newer one comes with no
+event between them is told as the newer one. In this order:
   agent states               idle, busy, a dialog, context left: returns the events they
                              mean (limit_cleared), emitted once both have heard the frame
   giving the context back    the screen, for the injection rules

@@ -46,6 +46,7 @@ class EventSink:
         self._subscribers = Fanout(lambda name, exc: self.fail(name, exc))
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._pending = 0  # queued and not yet done (drain waits for none)
+        self._writing = 0  # events among them (another writer of the database gives way: `quiet`)
         self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
 
@@ -59,6 +60,8 @@ class EventSink:
     def emit(self, kind: str, t: float, detail: dict, source: str | None, mark: bool = True) -> None:
         """Queue an event. `source`: what saw it (`regex`, `transcript`, `hook`...), None for
         the loop's own events (start, exit, signals), which are marked only if `mark`."""
+        with self._idle:
+            self._writing += 1
         self._put((self._record, (kind, t, dict(detail), source, mark), "event store"))
 
     def call(self, name: str, work: Callable, *args: Any) -> None:
@@ -84,6 +87,12 @@ class EventSink:
             return True
         with self._idle:
             return self._idle.wait_for(lambda: not self._pending, timeout)
+
+    def quiet(self, timeout: float) -> None:
+        """Wait (at most `timeout`) until no event waits to be written: the search indexer
+        asks before each write, so an event never queues behind the index for the database."""
+        with self._idle:
+            self._idle.wait_for(lambda: not self._writing, timeout)
 
     def close(self, timeout: float | None = None) -> None:
         """Record and tell what is queued, then stop the thread."""
@@ -121,7 +130,9 @@ class EventSink:
         finally:
             with self._idle:
                 self._pending -= 1
-                if not self._pending:
+                if work == self._record:
+                    self._writing -= 1
+                if not self._pending or not self._writing:
                     self._idle.notify_all()
 
     def _record(self, kind: str, t: float, detail: dict, source: str | None, mark: bool) -> None:

@@ -74,7 +74,7 @@ class Compactions:
             if last is not None and last.end_kind is None and abs(t - last.started_t) <= RUNNING:
                 last.start_sources.add(source)
                 return Decision(join="started")
-            if last is not None and last.end_kind is not None and self._late(last, t, source, last.start_sources):
+            if last is not None and last.end_kind is not None and source not in last.start_sources and abs(t - last.end_t) <= LATE:
                 last.start_sources.add(source)  # the end was seen first (a record read before the screen)
                 return Decision(join="started")
             self.last = Compaction(t, start_sources={source})

@@ -13,7 +13,6 @@ import re
 import socket
 import threading
 from collections.abc import Callable
-from urllib.parse import unquote
 
 from opentelemetry.context import Context
 from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor, ReadableLogRecord, ReadWriteLogRecord
@@ -26,6 +25,7 @@ from .. import __version__
 from ..config import Telemetry
 from ..errors import SuperviseError
 from ..plaintext import plain
+from ..valueforms import pairs
 from .signals import METRICS
 
 SCOPE = "supervise"
@@ -41,17 +41,23 @@ class Reasons(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         template = str(record.msg)
-        if template.startswith("Transient error") and record.args:
-            text = str(record.args[0] if isinstance(record.args, tuple) else record.args)  # the cause of a retry
-        elif "max retries" in template and self.latest:
-            return  # "Failed ... due to timeout, max retries or shutdown": the cause said before is the news
+        args = record.args if isinstance(record.args, tuple) else (record.args,)
+        if template.startswith("Transient error") and args:
+            text = str(args[0])  # the cause of a retry
+        elif self.latest and ("max retries" in template or "hutdown" in template):
+            return  # "... due to timeout, max retries or shutdown", "Shutdown in progress": the cause said before is the news
+        elif "max retries" in template:
+            text = "no answer in time"  # (with no cause said before: the first request timed out)
+        elif template.startswith("Failed to export %s batch code") and len(args) == 3 and args[1]:
+            text = f"HTTP {args[1]} {args[2] or ''}".strip()  # what the endpoint answered
         else:
             try:
                 text = record.getMessage()
             except Exception:
                 text = template
         errno = ERRNO.search(text)  # requests' "HTTPConnectionPool(...): Max retries ... [Errno 111] Connection refused"
-        self.latest = plain(errno.group(1) if errno else text.splitlines()[0] if text else "", newlines=False)[:200]
+        text = "no answer in time" if "timed out" in text.lower() else errno.group(1) if errno else text
+        self.latest = plain(text.splitlines()[0] if text else "", newlines=False)[:200]
 
 
 def quiet() -> Reasons:
@@ -61,16 +67,6 @@ def quiet() -> Reasons:
     logger.handlers[:] = [reasons]
     logger.propagate = False
     return reasons
-
-
-def pairs(text: str) -> dict[str, str]:
-    """`key=value,key=value` as the OTEL_* variables write them (values percent-encoded)."""
-    found = {}
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if sep and key.strip():
-            found[unquote(key.strip())] = unquote(value.strip())
-    return found
 
 
 def resource(settings: Telemetry) -> Resource:
