@@ -23,6 +23,7 @@ from conftest import ROOT, SUPERVISE
 from helpers import latest, recorder_done, session, wait_for
 from otlpreceiver import GrpcReceiver, HttpReceiver
 from supervisor import config
+from supervisor.store import projects
 from supervisor.store.database import Store
 from supervisor.telemetry import signals
 from supervisor.telemetry.export import SessionTelemetry
@@ -94,6 +95,7 @@ def test_an_sdk_that_cannot_be_set_up_is_one_line_and_what_was_handed_over_is_co
     telemetry = session_telemetry(otel_env(f"http://127.0.0.1:{closed_port()}", OTEL_EXPORTER_OTLP_PROTOCOL="grpc"), said, recorded)
     telemetry.on_event("start", 0.0, {"argv": ["sh"]})
     telemetry.on_event("exit", 0.5, {"exit_code": 0})
+    telemetry.ended()  # (the recorder, once every event is told)
     [line] = said.lines
     assert "could not be set up" in line and "deflate" in line and "hint:" in line, line
     telemetry.close(5)
@@ -247,7 +249,10 @@ def test_a_sessions_brief_reaches_the_collector(home, tmp_path):
     project.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=project, check=True)
     store = Store(home / "supervise.db")
-    store.create_session("prev22", command="toy", argv=["toy"], cwd=str(project), project=str(project), agent="toy", status="completed")
+    key = projects.key_of(store, project)  # what the project is known by (its folder, before a first commit)
+    store.create_session(
+        "prev22", command="toy", argv=["toy"], cwd=str(project), project=str(project), project_key=key, agent="toy", status="completed"
+    )
     context = {"original_request": "port the importer to kestrel", "current_task": "x", "key_decisions": ["kestrel, not redis"]}
     context.update(completed_steps=[], pending_steps=[], relevant_files=[], errors_and_resolutions=[])
     store.add_context("prev22", lambda r: f"[supervise] round {r}", trigger="end", source="heuristic", context=context)

@@ -69,8 +69,10 @@ def _skip_flood(store: Store, session_id: str, log_path: Path) -> int:
 
 
 def indexed_to(store: Store, session_id: str) -> int:
-    row = store.conn.execute('select coalesce(max("end"), 0) from log_chunks where session_id = ?', [session_id]).fetchone()
-    return row[0]
+    """Where the index of a session's log ends: its last chunk's end, found through the index
+    on (session, start) (asked before every chunk written: `max("end")` read them all)."""
+    row = store.conn.execute('select "end" from log_chunks where session_id = ? order by start desc limit 1', [session_id]).fetchone()
+    return row[0] if row else 0
 
 
 def plan(store: Store, session_id: str, log_path: Path, limit: int) -> list[Row]:

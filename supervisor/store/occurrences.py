@@ -2,7 +2,7 @@
 
 A compaction is seen by up to three witnesses: the screen (a banner, then a result line, each
 perhaps twice), the agent's own record (stamped by the agent's clock, and read a moment after it
-is written) and its hook. They arrive in any order: OpenCode's database says a compaction
+is written) and its hook. They arrive in any order: an agent's database may say a compaction
 finished 30 ms before its screen says it started. Each sighting is matched here to the
 compaction it belongs to, and a compaction is recorded as one `compaction_started` and one
 `compaction_finished` (or `compaction_failed`): the first sighting of each is recorded, the
