@@ -15,7 +15,7 @@ from fakeapi import FakeAnthropic, default_reply, usage_limit
 from helpers import latest, wait_for
 from supervisor.store.database import Store
 
-SOON = 1.0  # seconds: each state in `ps` within this of it showing on screen
+SOON = 2.0  # seconds: each state in `ps` within this of it showing on screen (its frame goes through the events thread; a loaded 2-core machine took 1.1 s)
 
 
 class Watcher(threading.Thread):
