@@ -283,8 +283,11 @@ def _supervise(
             _restore_modes(stdout_fd, modes)
     # The text log is complete once the recorder has rendered everything; don't hold the
     # user's shell for long if it is far behind (it finishes in the background).
-    for message in inbox.read_until(Done, RECORDER_WAIT):
+    last = inbox.read_until(Done, RECORDER_WAIT)
+    for message in last:
         on_message(message)
+    if not inbox.closed and not any(isinstance(m, Done) for m in last):
+        done.notes.append("supervise: the output outran the recorder; it finishes the text log and search index in the background")
     inbox.close()
     done.recorder_broken = outbox.broken
     return done
