@@ -5,6 +5,10 @@ Real sessions, real processes, a real database."""
 
 import json
 import sqlite3
+import sys
+import threading
+
+import pexpect
 
 from conftest import run_cli
 from helpers import latest, spawn, wait_for
@@ -53,6 +57,51 @@ def test_a_plain_command_is_found_while_it_runs(tmp_path, home):
             what="heron3 found by search",
         )
         assert json.loads(found.stdout)[0]["session_id"] == sid
+        assert child.isalive() and latest()["status"] == "active"
+    finally:
+        child.terminate(force=True)
+
+
+HEAVY = r"""
+import sys, time
+w = sys.stdout.write
+end = time.monotonic() + 90
+n = 0
+while time.monotonic() < end:  # build lines about as fast as rendering goes (a backlog most of the time)
+    w("".join(f"compiling unit {n + i} of the heavy build\n" for i in range(500)))
+    n += 500
+    if n == 50_000:
+        w("the bittern line, printed once\n")
+    sys.stdout.flush()
+    time.sleep(0.002)
+"""
+
+
+def drain(child) -> None:
+    while True:
+        try:
+            child.read_nonblocking(1 << 20, timeout=1)
+        except pexpect.TIMEOUT:
+            continue
+        except (pexpect.EOF, OSError, ValueError):
+            return
+
+
+def test_a_line_printed_amid_heavy_output_is_found_while_the_output_goes_on(tmp_path, home):
+    """Output heavy enough that rendering has a backlog most of the time: the indexer takes
+    smaller passes but keeps going, so a line is found while the program still floods."""
+    child = spawn(["--", sys.executable, "-c", HEAVY], cwd=str(tmp_path))
+    try:
+        child.expect_exact("the bittern line", timeout=60)
+        sid = latest()["id"]
+        reading = threading.Thread(target=drain, args=(child,), daemon=True)
+        reading.start()  # read on, as a terminal does, or the output stops
+        found = wait_for(
+            lambda: json.loads(run_cli("search", "bittern", "--json", cwd=tmp_path, check=True).stdout),
+            30,
+            what="the bittern line found by search",
+        )
+        assert [hit["session_id"] for hit in found] == [sid]
         assert child.isalive() and latest()["status"] == "active"
     finally:
         child.terminate(force=True)

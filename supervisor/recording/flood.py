@@ -83,7 +83,7 @@ class Flood:
 
     def heavy(self) -> bool:
         """Output comes at a flood's rate, or waits in the recording to be rendered: the
-        render thread needs the core (the search indexer waits meanwhile)."""
+        render thread needs the core (the search indexer takes smaller passes)."""
         return self._flooding or self._spilling or self.backlog > 0
 
     def too_far(self, behind: int) -> bool:

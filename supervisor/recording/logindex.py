@@ -4,9 +4,9 @@ at line ends into chunks of about CHUNK bytes.
 While a session runs its recorder's indexer thread (`Indexer`) owns the session's chunks: it
 wakes when the text log was written, takes whatever whole lines were added, and sleeps
 PASS_EVERY before it looks again, so the index keeps up with any program at a cost bounded
-per second, not per write; while a flood of output lasts it waits (the render thread needs
-the core more), and catches up once output calms or the session ends. Its last pass, as the session ends, takes the rest and marks the
-session indexed. A session whose recorder was stopped before that is caught up by the next
+per second, not per write. While output is heavy its passes are smaller (the render thread
+needs the core more): it falls behind a fast flood and catches up once output calms. Its last
+pass, as the session ends, takes the rest and marks the session indexed. A session whose recorder was stopped before that is caught up by the next
 one (`catch_up`). Any writer may meet another (a reindex, a catch-up): a chunk goes in only
 where the index ends, checked in the write's own transaction, so a stretch is never indexed
 twice."""
@@ -25,6 +25,7 @@ BLOCK = 4 << 20  # bytes of the log read at a time
 FINISH_MAX = 32 << 20  # bytes indexed as a session ends (see _skip_flood)
 PASS_EVERY = 2.0  # seconds between two passes while the session runs: text is searchable within about this
 PASS_MAX = 4 << 20  # bytes one pass takes while the session runs
+HEAVY_PASS = 1 << 20  # bytes one pass takes while output is heavy
 
 Row = tuple[str, int, int, str]
 
@@ -187,7 +188,7 @@ class Indexer:
         heavy: Callable[[], bool] | None = None,
     ):
         """`give_way`: asked before each write, and waits while the recorder's events are
-        written; `heavy`: whether output comes too fast to index now."""
+        written; `heavy`: whether output is heavy (smaller passes then)."""
         self.db_path, self.session_id, self.log_path = db_path, session_id, Path(log_path)
         self._give_way = give_way
         self._heavy = heavy
@@ -221,21 +222,21 @@ class Indexer:
                 if self._stopping.is_set():
                     break
                 self._wake.clear()
-                if not self._flooding():
-                    self._step(lambda: index_new(store, self.session_id, self.log_path, PASS_MAX, self._give_way))
+                limit = HEAVY_PASS if self._heavy_now() else PASS_MAX
+                self._step(lambda: index_new(store, self.session_id, self.log_path, limit, self._give_way))
                 if self._stopping.wait(PASS_EVERY):
                     break
             self._step(lambda: finish(store, self.session_id, self.log_path))
         finally:
             store.close()
 
-    def _flooding(self) -> bool:
-        """Output is heavy (the renderer says): indexing now made the render thread fall behind
-        and detection seconds late (scripts/bench_detect.py); it waits for the output to calm
-        down, or for the session's end."""
+    def _heavy_now(self) -> bool:
+        """Output is heavy (the renderer says): a full pass now made the render thread fall
+        behind and detection late (scripts/bench_detect.py), so a smaller one, and another
+        after the next interval, written to or not."""
         if self._heavy is None or not self._heavy():
             return False
-        self._wake.set()  # look again after the next interval, written to or not
+        self._wake.set()
         return True
 
     def _caught_up(self, store: Store) -> None:
