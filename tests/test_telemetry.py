@@ -7,6 +7,7 @@ test_telemetry_agents.py."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -73,11 +74,13 @@ def assert_session_records(received, sid: str) -> None:
     """Every record is the session's, with the documented attributes, on the documented resource."""
     records = received.events()
     assert records, "nothing arrived"
-    project = Path(session(sid)["project"]).name
+    row = session(sid)
+    project, key = Path(row["project"]).name, row["project_key"]
     for r in records:
         assert r["event"].startswith("supervise."), r
         assert r["attributes"]["supervise.session.id"] == sid, r
         assert r["attributes"]["supervise.agent"] == "demo" and r["attributes"]["supervise.project"] == project, r
+        assert r["attributes"]["supervise.project.id"] == hashlib.sha256(key.encode()).hexdigest()[:16], r
         assert r["resource"]["service.name"] == "supervise" and r["resource"]["host.name"], r["resource"]
         assert abs(r["time_ns"] / 1e9 - time.time()) < 600, r
 
@@ -404,6 +407,7 @@ def test_the_docs_table_every_name_and_attribute():
         "supervise.agent",
         "supervise.agent.version",
         "supervise.project",
+        "supervise.project.id",
     ]
     missing = [n for n in [*names, *attributes] if f"`{n}`" not in doc]
     assert not missing, f"docs/teams.md does not name: {missing}"

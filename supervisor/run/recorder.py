@@ -75,7 +75,8 @@ class Recorder:
         carries_on = bool(cfg.resume_from) and not cfg.handoff_from  # (its agent draws that session again)
         self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self._fail, cfg.start_monotonic, carries_on)
         names = self._session_names()
-        self.telemetry = telemetrywire.make(cfg, settings, names.pop("project", None), self._now, self._report)
+        project = (names.pop("project", None), names.pop("project_key", None))
+        self.telemetry = telemetrywire.make(cfg, settings, project, self._now, self._report)
         self.renderer = Renderer(
             paths.open_private(Path(cfg.log_path), "w", encoding="utf-8"),
             cfg.emulator,
@@ -208,7 +209,7 @@ class Recorder:
         try:
             if self._store is not None:
                 row = self._store.get_session(self.config.session_id)
-                names.update(name=row["name"], project=row.get("project"))
+                names.update(name=row["name"], project=row.get("project"), project_key=row.get("project_key"))
         except Exception as exc:
             self._fail("event store", exc)
         return names

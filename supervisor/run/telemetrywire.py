@@ -19,15 +19,21 @@ from ..telemetry.export import SessionTelemetry
 
 
 def make(
-    cfg: RecorderConfig, settings: Settings, project: str | None, now: Callable[[], float], report: Callable[[str], None]
+    cfg: RecorderConfig,
+    settings: Settings,
+    project: tuple[str | None, str | None],
+    now: Callable[[], float],
+    report: Callable[[str], None],
 ) -> SessionTelemetry | None:
+    """`project`: its folder and its key."""
     if not settings.telemetry.on:
         return None
     kind = "handoff" if cfg.handoff_from else "resume" if cfg.resume_from else "new"
     session = signals.Session(
         id=cfg.session_id,
         agent=cfg.agent or "command",
-        project=signals.project_name(project),
+        project=signals.project_name(project[0]),
+        project_id=signals.project_id(project[1]),
         kind=kind,
         parent=cfg.resume_from,
         handoff_from=cfg.handoff_from,

@@ -10,6 +10,7 @@ counted); a log record carries the session's id as well, and what happened.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -87,12 +88,18 @@ class Session:
     agent: str
     release: str | None = None
     project: str | None = None
+    project_id: str | None = None
     kind: str = "new"  # new, resume, handoff
     parent: str | None = None
     handoff_from: str | None = None
 
     def metric_attributes(self) -> dict[str, str]:
-        found = {"supervise.agent": self.agent, "supervise.agent.version": self.release, "supervise.project": self.project}
+        found = {
+            "supervise.agent": self.agent,
+            "supervise.agent.version": self.release,
+            "supervise.project": self.project,
+            "supervise.project.id": self.project_id,
+        }
         return {k: v for k, v in found.items() if v}
 
     def record_attributes(self) -> dict[str, str]:
@@ -117,6 +124,12 @@ class Record:
 def project_name(root: str | None) -> str | None:
     """A project as a dashboard names it: its folder's name (its path is the user's)."""
     return os.path.basename(root.rstrip("/")) or root if root else None
+
+
+def project_id(key: str | None) -> str | None:
+    """What tells apart two projects whose folders share a name, and follows one that moves:
+    its key, hashed (a key may hold a path, and the path is the user's)."""
+    return hashlib.sha256(key.encode()).hexdigest()[:16] if key else None
 
 
 def of_event(kind: str, detail: Mapping, session: Session, content: bool) -> tuple[list[Count], list[Record]]:
