@@ -61,7 +61,6 @@ class Recorder:
         self._send = send or (lambda message: None)
         self._report = report or (lambda msg: print(msg, file=sys.stderr))
         self.failures = Failures(self._report, Path(cfg.db_path), Path(cfg.cast_path).parent / "recorder.err")
-        self._fail = self.failures
         self.modes = ModeTracker()
         self.output_chars = 0
         self._out_decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -73,7 +72,7 @@ class Recorder:
         self._cast_lost: list | None = None  # [when the recording stopped, characters not recorded since]
         self._store = self._open_store()
         carries_on = bool(cfg.resume_from) and not cfg.handoff_from  # (its agent draws that session again)
-        self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self._fail, cfg.start_monotonic, carries_on)
+        self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self.failures, cfg.start_monotonic, carries_on)
         names = self._session_names()
         project = (names.pop("project", None), names.pop("project_key", None))
         self.telemetry = telemetrywire.make(cfg, settings, project, self._now, self._report)
@@ -86,14 +85,14 @@ class Recorder:
             pattern_files=cfg.pattern_files,
             emit=self.sink.emit,
             call=self.sink.call,
-            fail=self._fail,
+            fail=self.failures,
             report=self._report,
             now=self._now,
             cast_path=cfg.cast_path,
         )
         self.states: StateWatch | None = None
         if cfg.agent:
-            self.states = StateWatch(self.sink, cfg.started_wall, names, settings.notify, self._fail, self._send)
+            self.states = StateWatch(self.sink, cfg.started_wall, names, settings.notify, self.failures, self._send)
         self.keeper: ContextKeeper | None = None
         self.giveback: GiveBack | None = None
         contexts_back = cfg.contexts and cfg.inject != "off"
@@ -107,7 +106,7 @@ class Recorder:
                 compaction_seen=lambda t: self.sink.emit("compaction_finished", t, {}, "hook"),
                 now=self._now,
                 paste_mode=lambda: self.modes.private.get("2004") == "h",
-                fail=self._fail,
+                fail=self.failures,
                 limits=settings.limits,
                 name=names["name"],
             )
@@ -125,7 +124,7 @@ class Recorder:
                 output_chars=lambda: self.output_chars,
                 pattern_set=lambda: self.renderer.pattern_set,
                 made=self._context_made,
-                fail=self._fail,
+                fail=self.failures,
             )
             if self.giveback is not None and contexts_back and cfg.resume_from:
                 self.giveback.resume()
@@ -146,7 +145,7 @@ class Recorder:
             cfg.db_path,
             cfg.session_id,
             cfg.log_path,
-            self._fail,
+            self.failures,
             self._report,
             lambda: self.sink.quiet(GIVE_WAY),
             self.renderer.flood.heavy,
@@ -168,7 +167,7 @@ class Recorder:
         try:
             events = self._store.events(session_id, "agent_summary") if session_id and self._store is not None else []
         except Exception as exc:
-            self._fail("event store", exc)
+            self.failures("event store", exc)
             return []
         return [e["detail"].get("text", "") for e in events]
 
@@ -177,7 +176,7 @@ class Recorder:
         try:
             made = brief.for_session(self._store, self.config.session_id) if self._store is not None else None
         except Exception as exc:
-            return self._fail("brief", exc)
+            return self.failures("brief", exc)
         if made is not None and self.giveback is not None:
             self.sink.emit(
                 "brief", 0.0, {"text": made.text, "quoted": made.quoted, "sessions": list(made.sessions), "tokens": made.tokens}, None
@@ -190,7 +189,7 @@ class Recorder:
         try:
             return Store(Path(self.config.db_path))
         except Exception as exc:
-            self._fail("event store", exc)
+            self.failures("event store", exc)
             return None
 
     def _now(self) -> float:
@@ -211,7 +210,7 @@ class Recorder:
                 row = self._store.get_session(self.config.session_id)
                 names.update(name=row["name"], project=row.get("project"), project_key=row.get("project_key"))
         except Exception as exc:
-            self._fail("event store", exc)
+            self.failures("event store", exc)
         return names
 
     def _context_made(self, row: dict, session_id: str) -> None:
@@ -251,7 +250,7 @@ class Recorder:
                     self._output(t, self._out_decoder.decode(b"", final=True))
                     end = json.loads(payload)
             except Exception as exc:
-                self._fail("recording", exc)
+                self.failures("recording", exc)
         self._write(0.0, "", "", flush=True)
         return end
 
@@ -273,7 +272,7 @@ class Recorder:
                 self._cast_lost = [t, len(data)]
                 failed = exc
         if failed is not None:  # told outside the lock
-            self._fail("recording", failed)
+            self.failures("recording", failed)
         return span
 
     def _output(self, t: float, data: str | bytes) -> None:
@@ -300,7 +299,7 @@ class Recorder:
             if session["status"] == ACTIVE:
                 self._store.finish_session(self.config.session_id, INTERRUPTED, None)
         except Exception as exc:
-            self._fail("event store", exc)
+            self.failures("event store", exc)
 
     def finish(self) -> None:
         """Let rendering catch up, write the final screen, record and tell every event, index
@@ -317,7 +316,7 @@ class Recorder:
         try:
             self._cast.close()
         except OSError as exc:
-            self._fail("recording", exc)
+            self.failures("recording", exc)
         if self._cast_lost is not None:
             t, lost = self._cast_lost
             self._report(

@@ -60,19 +60,18 @@ class EventSink:
     def emit(self, kind: str, t: float, detail: dict, source: str | None, mark: bool = True) -> None:
         """Queue an event. `source`: what saw it (`regex`, `transcript`, `hook`...), None for
         the loop's own events (start, exit, signals), which are marked only if `mark`."""
-        with self._idle:
-            self._writing += 1
-        self._put((self._record, (kind, t, dict(detail), source, mark), "event store"))
+        self._put((self._record, (kind, t, dict(detail), source, mark), "event store"), event=True)
 
     def call(self, name: str, work: Callable, *args: Any) -> None:
         """Run `work(*args)` on the events thread, in turn with the events; if it raises,
         `fail` is told under `name`."""
         self._put((work, args, name))
 
-    def _put(self, item: tuple) -> None:
+    def _put(self, item: tuple, event: bool = False) -> None:
         with self._idle:
             self._pending += 1
-        self._queue.put(item)
+            self._writing += event
+        self._queue.put((*item, event))
 
     def start(self) -> None:
         """Begin telling: once every subscriber is wired (what was queued before waits)."""
@@ -122,7 +121,7 @@ class EventSink:
                 self._run(item)
 
     def _run(self, item: tuple) -> None:
-        work, args, name = item
+        work, args, name, event = item
         try:
             work(*args)
         except Exception as exc:
@@ -130,8 +129,7 @@ class EventSink:
         finally:
             with self._idle:
                 self._pending -= 1
-                if work == self._record:
-                    self._writing -= 1
+                self._writing -= event
                 if not self._pending or not self._writing:
                     self._idle.notify_all()
 

@@ -267,6 +267,8 @@ def m013_log_indexed(db: sqlite_utils.Database) -> None:
             whole = True  # no log to index
         if whole:
             db.execute("update sessions set log_indexed = 1 where id = ?", [sid])
+    # every recorder and search asks which sessions are not: a read of a few rows, not of all
+    db.execute("create index if not exists idx_sessions_log_behind on sessions(started) where log_indexed = 0")
 
 
 def applied(conn: sqlite3.Connection) -> list[str]:
