@@ -249,7 +249,7 @@ class Inbox:
 
 @dataclass
 class RecorderConfig:
-    """What the supervisor tells the recorder (on its command line: nothing secret here)."""
+    """What the supervisor tells the recorder (in a private file in the session's folder)."""
 
     session_id: str
     db_path: str

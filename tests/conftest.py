@@ -31,7 +31,7 @@ def pytest_sessionstart(session):
 NEEDS = {
     "agents": ("claude_bin(", "claude_newest_bin(", "opencode_bin(", "codex_bin(", "kit.binary("),
     "docker": ("docker_client",),
-    "browser": ("chromium",),
+    "browser": ("chromium", "Chromium("),
 }
 
 

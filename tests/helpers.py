@@ -90,24 +90,46 @@ def cast_events(path):
         return header, [json.loads(line) for line in fh]
 
 
+class Browse:
+    """A running `supervise browse`: its base URL, the sign-in URL it printed, and `get`, a
+    request signed in from that URL (as the user's browser is, once it opened it)."""
+
+    def __init__(self, base: str, sign_in: str):
+        self.base, self.sign_in = base, sign_in
+        self._opener = None
+
+    def signed_in(self):
+        if self._opener is None:
+            import http.cookiejar
+
+            self._opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+            self._opener.open(self.sign_in, timeout=10).read()
+        return self._opener
+
+    def get(self, path: str, timeout: float = 10):
+        return self.signed_in().open(self.base + path, timeout=timeout)
+
+
 @contextlib.contextmanager
-def served():
-    """`supervise browse` on a free port of 127.0.0.1, answering; yields its base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([*SUPERVISE, "browse", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
+def served(*args: str):
+    """`supervise browse` on a free port of 127.0.0.1, answering; yields a Browse."""
+    import re
+
+    proc = subprocess.Popen([*SUPERVISE, "browse", "--port", "0", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
+        said = proc.stderr.readline()
+        found = re.search(r"open (http://127\.0\.0\.1:(\d+)/-/auth-token\?token=\w+) ", said)
+        assert found, said + proc.stderr.read() if proc.poll() is not None else said
+        base = f"http://127.0.0.1:{found.group(2)}"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                urllib.request.urlopen(base + "/-/versions.json", timeout=2).read()
-                break
+                with socket.create_connection(("127.0.0.1", int(found.group(2))), timeout=2):
+                    break
             except OSError:
-                assert proc.poll() is None, proc.stderr.read().decode()
+                assert proc.poll() is None, proc.stderr.read()
                 time.sleep(0.3)
-        yield base
+        yield Browse(base, found.group(1))
     finally:
         proc.terminate()
         proc.wait(10)

@@ -2,6 +2,7 @@
 exit status, and nothing recorded changes."""
 
 import hashlib
+import http.cookiejar
 import json
 import os
 import re
@@ -99,22 +100,31 @@ def test_port_0_announces_the_port_it_got_which_answers_and_a_signal_ends_it_cle
     )
     try:
         first = proc.stderr.readline()
-        m = re.fullmatch(r"supervise: serving (.+) at http://127\.0\.0\.1:(\d+)/ \(Ctrl-C to stop\)\n", first)
+        m = re.fullmatch(
+            r"supervise: serving (.+) to you only: open (http://127\.0\.0\.1:(\d+)/-/auth-token\?token=[0-9a-f]{64}) "
+            r"to sign in \(opening it now; it works once; Ctrl-C to stop\)\n",
+            first,
+        )
         assert m, first
-        assert m[1] == str(paths.db_path()) and m[2] != "0"
-        versions = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{m[2]}/-/versions.json", timeout=10).read())
+        assert m[1] == str(paths.db_path()) and m[3] != "0"
+        # the browser was given the sign-in URL, once the server answered
+        wait_for(lambda: opened.exists() and opened.read_text(), 30, what="the browser opened")
+        assert opened.read_text() == m[2] + "\n"
+        cookies = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        cookies.open(m[2], timeout=10).read()  # (the test's browser only noted it)
+        versions = json.loads(cookies.open(f"http://127.0.0.1:{m[3]}/-/versions.json", timeout=10).read())
         assert "datasette" in versions
     finally:
         proc.send_signal(stop)
         out, err = proc.communicate(timeout=30)
     assert (proc.returncode, out, err) == (0, "", "")  # no traceback, nothing after the announcement
-    # the browser was given the server's own page, once it answered
-    assert opened.read_text() == f"http://127.0.0.1:{m[2]}/supervise\n"
 
 
 def test_ctrl_c_at_the_terminal_as_soon_as_it_is_announced_ends_it_quietly():
     screen = spawn(["browse", "--port", "0"])
-    screen.expect(r"supervise: serving .* at http://127\.0\.0\.1:\d+/ \(Ctrl-C to stop\)\r\n")
+    screen.expect(
+        r"supervise: serving .* to you only: open http://127\.0\.0\.1:\d+/-/auth-token\?token=\w+ to sign in \(it works once; Ctrl-C to stop\)\r\n"
+    )
     screen.sendcontrol("c")
     screen.expect(pexpect.EOF, timeout=30)
     screen.close()

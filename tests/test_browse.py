@@ -4,15 +4,15 @@ made and typed back, the session is resumed), through Datasette's in-process cli
 import asyncio
 import json
 import os
-import shutil
-import subprocess
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 from datasette.app import Datasette
 
-from conftest import require, run_cli
+from browser import Chromium
+from conftest import run_cli
 from helpers import latest, served
 from supervisor import paths
 from supervisor.store import browse
@@ -20,9 +20,13 @@ from supervisor.store.database import Event, Store, utcnow
 from test_injection import compact, quit_toy, toy  # noqa: F401  (toy: the fixture)
 
 
-def get(ds, path):
+def get(ds, path, signed_in=True):
+    """A page of `ds`, as its signed-in user (Datasette's root, as the URL `browse` prints
+    makes them) or as anyone else."""
+    cookies = {"ds_actor": ds.sign({"a": {"id": "root"}}, "actor")} if signed_in else {}
+
     async def fetch():
-        return await ds.client.get(path)
+        return await ds.client.get(path, cookies=cookies)
 
     return asyncio.run(fetch())
 
@@ -97,35 +101,57 @@ def test_every_table_and_column_is_described_and_cells_read_well(recorded):
     assert printed == json.loads(json.dumps(browse.metadata()))  # the same metadata for plain `datasette`
 
 
-def test_supervise_browse_serves_the_database_on_localhost(tmp_path):
-    run_cli("--", "sh", "-c", "echo browse-me", check=True)
-    with served() as base:
-        body = urllib.request.urlopen(base + "/supervise/sessions.json?_shape=array", timeout=5).read()
-        assert json.loads(body)[0]["id"] == latest()["id"]
-        index = urllib.request.urlopen(base + "/", timeout=5).read().decode()
-        assert "Agent sessions recorded by supervise" in index
+SECRETS = {
+    "anthropic": "sk-ant-api03-" + "Q7vX2mN9pL4kR8sT1wY6zB3cD5fG0hJ" * 3,
+    "aws": "AKIA" + "Z7Q2XK4M9PLR3TWB",
+    "github": "ghp_" + "k3J9sL2mQ8vX1cB7nT4wR6yZ0pD5fH2gA9eU",
+}
+
+
+def test_supervise_browse_is_only_for_the_user_who_opens_its_url(tmp_path):
+    """Every page, table, row, JSON endpoint, query and search is refused to anyone without
+    the printed URL's cookie; signed in, the user sees the record, its secrets masked."""
+    script = "; ".join(f"echo {kind} {secret}" for kind, secret in SECRETS.items()) + "; echo browse-me"
+    run_cli("--name", f"deploy with {SECRETS['github']}", "--", "sh", "-c", script, "--api-key", SECRETS["anthropic"], check=True)
+    sid = latest()["id"]
+    pages = [
+        "/",
+        "/supervise",
+        "/supervise.json",
+        "/supervise/sessions",
+        "/supervise/sessions.json",
+        f"/supervise/sessions/{sid}",
+        f"/supervise/sessions/{sid}.json",
+        "/supervise/events.json",
+        "/supervise/log_chunks.json",
+        "/supervise/log_chunks.json?_search=browse",
+        "/supervise.json?sql=select+text+from+log_chunks",
+        "/supervise/latest_contexts.json",
+        "/-/metadata.json",
+        "/-/databases.json",
+    ]
+    with served() as browse:
+        for page in pages:
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(browse.base + page, timeout=10)
+            assert refused.value.code == 403, page
+        seen = [browse.get(page).read().decode() for page in pages]
+        # the sign-in URL worked once: opened again (another browser), it is refused
+        with pytest.raises(urllib.error.HTTPError) as again:
+            urllib.request.urlopen(browse.sign_in, timeout=10)
+        assert again.value.code == 403
+    rows = json.loads(seen[pages.index("/supervise/sessions.json")])["rows"]
+    assert sid in json.dumps(rows)
+    sql = json.loads(seen[pages.index("/supervise.json?sql=select+text+from+log_chunks")])
+    assert "browse-me" in json.dumps(sql)
+    everything = "\n".join(seen)
+    for kind, secret in SECRETS.items():
+        assert secret not in everything and secret[-12:] not in everything, kind
+    assert "[REDACTED:" in everything
     assert (paths.db_path().parent / "supervise.metadata.json").stat().st_mode & 0o777 == 0o600
 
 
-def chromium(*args, profile):
-    """Headless Chromium (Debian's package), as a person's browser would load the page."""
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    require(exe is not None, "Chromium is not installed (apt-get install chromium)")
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--window-size=1280,900",
-    ]
-    return subprocess.run([exe, *flags, *args], capture_output=True, text=True, timeout=90)
-
-
-def test_a_real_browser_shows_the_index_a_timeline_and_a_search(recorded, tmp_path):
+def test_a_real_browser_signs_in_from_the_printed_url_and_shows_the_index_a_timeline_and_a_search(recorded, tmp_path):
     first, _ = recorded
     shots = Path(os.environ.get("SUPERVISE_TEST_ARTIFACTS", Path.home() / ".cache" / "supervise-test" / "artifacts"))
     shots.mkdir(parents=True, exist_ok=True)
@@ -135,12 +161,19 @@ def test_a_real_browser_shows_the_index_a_timeline_and_a_search(recorded, tmp_pa
         "timeline": (f"/supervise/timeline?session={first['id']}", ["compaction_started", "injection", "context round 1"]),
         "search": ("/supervise/log_chunks?_search=quuxplanted", ["quuxplanted", first["id"]]),
     }
-    with served() as base:
-        for name, (path, wanted) in pages.items():
-            dom = chromium("--dump-dom", base + path, profile=tmp_path / f"profile-{name}")
-            assert dom.returncode == 0, dom.stderr[-2000:]
-            for text in wanted:
-                assert text in dom.stdout, (name, text)
-            shot = shots / f"browse-{name}.png"
-            done = chromium(f"--screenshot={shot}", base + path, profile=tmp_path / f"profile-shot-{name}")
-            assert done.returncode == 0 and shot.stat().st_size > 10_000, done.stderr[-2000:]
+    with served() as browse:
+        browser = Chromium(tmp_path / "profile")
+        try:
+            refused = browser.load(browse.base + "/supervise/log_chunks?_search=quuxplanted")
+            assert "quuxplanted" not in refused and "Forbidden" in refused
+            signed = browser.load(browse.sign_in)  # redirected to the index, signed in
+            assert "Agent sessions recorded by supervise" in signed
+            for name, (path, wanted) in pages.items():
+                dom = browser.load(browse.base + path)
+                for text in wanted:
+                    assert text in dom, (name, text)
+                shot = shots / f"browse-{name}.png"
+                browser.screenshot(shot)
+                assert shot.stat().st_size > 10_000
+        finally:
+            browser.close()

@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import urllib.request
 from pathlib import Path
 
 import pexpect
@@ -42,7 +41,7 @@ print('all done')
 """
 
 
-def _reader(base: str, stop: threading.Event, results: list) -> None:
+def _reader(browse, stop: threading.Event, results: list) -> None:
     """A person browsing while the sessions run: the tables, a timeline, a search."""
     pages = [
         "/supervise/sessions.json?_shape=array",
@@ -53,7 +52,7 @@ def _reader(base: str, stop: threading.Event, results: list) -> None:
     while not stop.is_set():
         for page in pages:
             try:
-                with urllib.request.urlopen(base + page, timeout=10) as r:
+                with browse.get(page) as r:
                     results.append((page, r.status, r.read()[:200]))
             except Exception as exc:  # an HTTP error is a failure to report, not to raise here
                 results.append((page, getattr(exc, "code", None), str(exc).encode()))
@@ -63,8 +62,8 @@ def _reader(base: str, stop: threading.Event, results: list) -> None:
 def test_ten_sessions_write_one_database_while_it_is_browsed(home, tmp_path):
     subprocess.run([*SUPERVISE, "--", "true"], check=True, capture_output=True)  # the database exists
     stop, pages = threading.Event(), []
-    with served() as base:
-        reader = threading.Thread(target=_reader, args=(base, stop, pages))
+    with served() as browse:
+        reader = threading.Thread(target=_reader, args=(browse, stop, pages))
         reader.start()
         busy = [
             subprocess.Popen(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ..redact import redact_data
 from ..contexts.digest import estimate_tokens
 from ..store.database import Event, Store, utcnow
 
@@ -69,7 +70,7 @@ class Conversation:
 
     def add(self, role: str, content: list[dict], usage: dict | None = None, interrupted: bool = False) -> Message:
         message = Message((self.messages[-1].seq + 1) if self.messages else 1, role, content, usage, interrupted)
-        text = json.dumps(content, ensure_ascii=False)
+        text = json.dumps(redact_data(content), ensure_ascii=False)  # stored masked, as every door shows it
         with self.store.db.conn:
             self.store.db.table("messages").insert(
                 {
@@ -122,7 +123,7 @@ class Conversation:
                     "session_id": self.session_id,
                     "seq": seq,
                     "role": "summary",
-                    "content": json.dumps(content, ensure_ascii=False),
+                    "content": json.dumps(redact_data(content), ensure_ascii=False),
                     "tokens": estimate_tokens(summary),
                     "created": utcnow(),
                 }

@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from .. import commandline
 from ..config import DEFAULT_EMULATOR
 from ..errors import SuperviseError
 from ..plaintext import plain
@@ -134,7 +135,7 @@ def resume(
     options = old.get("options") or {}
     # The stored agent is what was in use; pass it on only if the command alone would not choose it.
     agent = old["agent"] if old["agent"] not in (None, Path(old["argv"][0]).name) else None
-    argv = list(old["argv"]) + list(extra or [])
+    argv = commandline.as_run(old) + list(extra or [])
     handoff_from = None
     if with_agent:  # another agent: a conversation of its own, told whose work it takes over
         argv, agent = [with_agent, *(extra or [])], agent_name

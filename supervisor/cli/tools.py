@@ -31,9 +31,12 @@ def browse(
         with paths.open_private(path, "w", encoding="utf-8") as fh:  # next to the database, for plain `datasette` too
             json.dump(meta, fh, indent=2, ensure_ascii=False)
         ds = browsing.datasette(paths.db_path(), meta)
-        url = browsing.url(host, sock)
-        said = f"supervise: serving {plain(str(paths.db_path()), newlines=False)} at {url} (Ctrl-C to stop)"
-        browsing.serve(sock, ds, lambda: typer.echo(said, err=True), open_url=url + "supervise" if open_browser else None)
+        url = browsing.sign_in(browsing.url(host, sock), ds)
+        said = (
+            f"supervise: serving {plain(str(paths.db_path()), newlines=False)} to you only: open {url} "
+            f"to sign in ({'opening it now; ' if open_browser else ''}it works once; Ctrl-C to stop)"
+        )
+        browsing.serve(sock, ds, lambda: typer.echo(said, err=True), open_url=url if open_browser else None)
 
 
 def doctor(

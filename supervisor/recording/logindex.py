@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from ..redact import redact
 from ..store.database import ACTIVE, Store, supervisor_alive
 
 CHUNK = 8192  # bytes: a search hit shows a screenful or so around the word
@@ -95,7 +96,8 @@ def plan(store: Store, session_id: str, log_path: Path, limit: int) -> list[Row]
     while pos < len(data):
         end = data.find(b"\n", min(pos + CHUNK, len(data)) - 1) + 1 or len(data)
         end = min(end, pos + MAX_CHUNK)
-        rows.append((session_id, start + pos, start + end, data[pos:end].decode("utf-8", errors="replace")))
+        # the index holds masked text only: a search for a secret finds nothing
+        rows.append((session_id, start + pos, start + end, redact(data[pos:end].decode("utf-8", errors="replace"))))
         pos = end
     return rows
 

@@ -1,6 +1,6 @@
 """The recorder process: everything the PTY loop hands off, on the other core.
 
-The supervisor starts it with `python -P -m supervisor.run.recorder CONFIG IN OUT` and feeds
+The supervisor starts it with `python -P -m supervisor.run.recorder CONFIG_FILE IN OUT` and feeds
 it frames over a pipe (channel.py). Its main thread decodes output, appends it to the .cast
 file (flushed after every read, so at most a fraction of a second is ever in flight),
 stores the loop's events and tracks terminal modes, and hands output to the render thread
@@ -368,7 +368,7 @@ def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settin
 
 
 def main(argv: list[str]) -> None:
-    cfg = RecorderConfig.from_json(argv[0])
+    cfg = RecorderConfig.from_json(Path(argv[0]).read_text(encoding="utf-8"))
     # As the supervisor resolved them (its flags, its config file as it was at the start).
     settings = config.passed_down(os.environ) or config.load()
     os.environ.pop(config.SETTINGS_ENV, None)  # not for what the recorder runs (a summary's CLI)

@@ -47,16 +47,22 @@ def config_of(opts, plan, db_path: str, start: float, started_wall: float) -> Re
     )
 
 
+CONFIG = "recorder.json"  # in the session's folder: what the recorder is told
+
+
 def start(recorder: RecorderConfig, env: Mapping[str, str], sdir: Path) -> tuple[Outbox, Inbox, subprocess.Popen]:
     """Start the recorder process (its own session, so terminal signals don't reach it)."""
     frames_r, frames_w = os.pipe()
     back_r, back_w = os.pipe()
+    told = sdir / CONFIG  # not on its command line, which any user of the machine can read with `ps`
     try:
+        with paths.open_private(told, "w", encoding="utf-8") as fh:
+            fh.write(recorder.to_json())
         with paths.open_private(sdir / "recorder.err", "a") as err:
             proc = subprocess.Popen(
                 # -P: the user's current directory is not searched first (a folder named
                 # `supervisor` there, such as a supervisord checkout, must not replace ours).
-                [sys.executable, "-P", "-m", "supervisor.run.recorder", recorder.to_json(), str(frames_r), str(back_w)],
+                [sys.executable, "-P", "-m", "supervisor.run.recorder", str(told), str(frames_r), str(back_w)],
                 pass_fds=(frames_r, back_w),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import signal
 import sqlite3
 import sys
@@ -13,11 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import config, paths, profiles, project
+from .. import commandline, config, paths, profiles, project
 from ..channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, Outbox
 from ..detection import patterns
 from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
+from ..redact import redact
 from ..store import projects
 from ..store.database import ACTIVE, COMPLETED, FAILED, INTERRUPTED, Event, Store, supervisor_alive, utcnow
 from ..terminal import tty
@@ -131,7 +131,7 @@ def _run(
     )
     # what its row says of the run, also here: a repair that lost the row takes it back from here
     facts = {k: v for k, v in plan.session.items() if k not in ("command", "argv", "cwd", "pid", "cast_path", "log_path")}
-    outbox.event(0.0, "start", {"argv": opts.argv, "cols": plan.size[0], "rows": plan.size[1], "cwd": opts.cwd, **facts})
+    outbox.event(0.0, "start", {"argv": plan.session["argv"], "cols": plan.size[0], "rows": plan.size[1], "cwd": opts.cwd, **facts})
     done = _supervise(opts, proc, stdin_pipe, start, outbox, inbox, env, stdin_fd, stdout_fd)
     return _report(opts, plan, store, done, stderr)
 
@@ -158,9 +158,9 @@ def _plan(
     key = projects.key_of(store, opts.cwd)  # what it is known by, wherever it is
     projects.carry(store, opts.cwd, key)
     session = dict(
-        name=opts.name,
-        command=shlex.join(opts.argv),
-        argv=opts.argv,
+        name=redact(opts.name) if opts.name else opts.name,
+        command=commandline.shown(opts.argv),
+        argv=commandline.masked(opts.argv),
         agent=agent,
         cwd=opts.cwd,
         project=where.root,
@@ -176,6 +176,7 @@ def _plan(
         store.create_session(sid, **session, status=FAILED, exit_code=1, ended=utcnow())
         raise
     cleanup.callback(os.close, claim(sid, sdir))
+    commandline.keep(sdir, opts.argv)
     session.update(cast_path=str(sdir / "session.cast"), log_path=str(sdir / "session.log"))
     child_env = {**env, "SUPERVISE_SESSION_ID": sid}
     child_env.setdefault("TERM", "xterm-256color")

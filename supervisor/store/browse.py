@@ -178,6 +178,10 @@ def metadata() -> dict:
         tables[name] = {"description": description, "columns": columns, **options}
     tables["log_chunks"]["searchmode"] = "raw"
     return {
+        # only its user: the one who opened the sign-in URL `supervise browse` printed (or
+        # `datasette --root`'s) is Datasette's root; nobody else sees a page, a row or a query
+        "allow": {"id": "root"},
+        "allow_sql": {"id": "root"},
         "title": "supervise",
         "description": "Agent sessions recorded by supervise: events, session contexts, the built-in agent's conversations, "
         "and the text logs (search them). See the queries below.",
@@ -222,6 +226,12 @@ def listen(host: str, port: int) -> socket.socket:
 def url(host: str, sock: socket.socket) -> str:
     port = sock.getsockname()[1]
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def sign_in(base: str, ds) -> str:
+    """The URL that signs its user in (Datasette's root token: it works once, in one browser;
+    a new `supervise browse` gives a new one)."""
+    return f"{base}-/auth-token?token={ds._root_token}"
 
 
 def datasette(db: Path, meta: dict):

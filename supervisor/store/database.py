@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import paths
 from ..plaintext import quoted
+from ..commandline import masked_data
+from ..redact import redact, redact_data
 from ..errors import SuperviseError
 from . import damage, readonly
 from .damage import damaged, is_damage
@@ -299,7 +301,7 @@ class Store:
         return self._insert("events", _event_row(session_id, event))
 
     def update_event_detail(self, event_id: int, detail: Mapping[str, Any]) -> None:
-        self._update("events", event_id, {"detail": json.dumps(dict(detail), ensure_ascii=False)})
+        self._update("events", event_id, {"detail": json.dumps(masked_data(dict(detail)), ensure_ascii=False)})
 
     # -- contexts -------------------------------------------------------------------------------
 
@@ -311,9 +313,11 @@ class Store:
         with self.conn:
             self.conn.execute("begin immediate")  # the round is ours until the commit (a select alone opens no transaction)
             row = self.conn.execute("select coalesce(max(round), 0) + 1 from contexts where session_id = ?", [session_id]).fetchone()
-            record = {"session_id": session_id, "round": row[0], "created": utcnow(), **fields, "prompt": render(row[0])}
-            if not isinstance(record.get("context"), str):
-                record["context"] = json.dumps(record["context"], ensure_ascii=False)
+            record = {"session_id": session_id, "round": row[0], "created": utcnow(), **fields, "prompt": redact(render(row[0]))}
+            context = record.get("context")
+            record["context"] = redact(context) if isinstance(context, str) else json.dumps(redact_data(context), ensure_ascii=False)
+            if record.get("error"):
+                record["error"] = redact(record["error"])
             self._insert_now("contexts", record)
         context = self.latest_context(session_id)
         assert context is not None  # the round inserted above
@@ -347,7 +351,7 @@ def _event_row(session_id: str, e: Event) -> dict:
         "time": e.time,
         "offset": round(e.offset, 6),
         "kind": e.kind,
-        "detail": json.dumps(dict(e.detail), ensure_ascii=False),
+        "detail": json.dumps(masked_data(dict(e.detail)), ensure_ascii=False),
     }
 
 

@@ -271,6 +271,67 @@ def m013_log_indexed(db: sqlite_utils.Database) -> None:
     db.execute("create index if not exists idx_sessions_log_behind on sessions(started) where log_indexed = 0")
 
 
+@migrations()
+def m014_secrets_masked(db: sqlite_utils.Database) -> None:
+    # What the database holds is what its doors show (Datasette's SQL included), so it holds
+    # it masked: command lines, names, events, contexts, conversations and the search index.
+    # The raw record is the sessions' files; the command as run is kept in each session's
+    # folder first (`resume` runs it).
+    import json
+
+    from .. import commandline, paths
+    from ..redact import redact, redact_data
+
+    size = db.execute("select coalesce(sum(length(text)), 0) from log_chunks").fetchone()[0]
+    if size:
+        print(
+            f"supervise: masking secrets in the database and its search index, once: {size / 1e6:,.1f} MB ...", file=sys.stderr, flush=True
+        )
+    home = home_of(db)
+    for sid, argv_text, command, name, cast in db.execute("select id, argv, command, name, cast_path from sessions").fetchall():
+        try:
+            argv = json.loads(argv_text) if argv_text else []
+        except ValueError:
+            argv = []
+        argv = [a for a in argv if isinstance(a, str)] if isinstance(argv, list) else []
+        folder = Path(paths.resolved(cast, home) or "").parent if cast and home else None
+        if argv and folder is not None and folder.is_dir() and not (folder / commandline.KEPT).exists():
+            commandline.keep(folder, argv)
+        shown = commandline.shown(argv) if argv else redact(command or "")
+        db.execute(
+            "update sessions set argv = ?, command = ?, name = ? where id = ?",
+            [json.dumps(commandline.masked(argv)), shown, redact(name) if name else name, sid],
+        )
+    _masked_rows(db, "events", ["detail"], lambda v: _json_masked(v, commandline.masked_data, redact))
+    _masked_rows(db, "contexts", ["prompt", "context", "error"], lambda v: _json_masked(v, redact_data, redact))
+    _masked_rows(db, "messages", ["content"], lambda v: _json_masked(v, redact_data, redact))
+    _masked_rows(db, "log_chunks", ["text"], redact)
+
+
+def _json_masked(value: str, redact_data: Callable, redact: Callable) -> str:
+    import json
+
+    try:
+        return json.dumps(redact_data(json.loads(value)), ensure_ascii=False)
+    except ValueError:
+        return redact(value)
+
+
+def _masked_rows(db: sqlite_utils.Database, table: str, columns: list[str], mask: Callable[[str], str], batch: int = 1000) -> None:
+    """Each text of `columns` masked, a batch of rows at a time; a row written only if it changed
+    (its full-text index follows by the table's triggers)."""
+    last = 0
+    while True:
+        rows = db.execute(f'select id, {", ".join(columns)} from "{table}" where id > ? order by id limit ?', [last, batch]).fetchall()
+        if not rows:
+            return
+        for rowid, *values in rows:
+            masked = [mask(v) if isinstance(v, str) and v else v for v in values]
+            if masked != values:
+                db.execute(f'update "{table}" set {", ".join(f"{c} = ?" for c in columns)} where id = ?', [*masked, rowid])
+        last = rows[-1][0]
+
+
 def applied(conn: sqlite3.Connection) -> list[str]:
     """The names of the migrations this database has had, in the order they ran."""
     try:
