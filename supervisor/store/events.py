@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..commandline import masked_data
 from ..fanout import Fanout
 from .database import Event, Store, utcnow
 from .occurrences import KINDS, Compactions
@@ -134,6 +135,7 @@ class EventSink:
                     self._idle.notify_all()
 
     def _record(self, kind: str, t: float, detail: dict, source: str | None, mark: bool) -> None:
+        detail = masked_data(detail)  # as stored, so as every subscriber (telemetry) hears it
         if source is not None:
             detail.setdefault("sources", [source])
             if self.start_monotonic is not None:
