@@ -127,6 +127,8 @@ class Memory:
 
     mcp: bool = True  # supervise's MCP server, for the run's agent (where it has a per-run MCP config)
     brief: bool = False  # a new session starts with a brief of the project's last sessions
+    # the MCP server answers for every project, not only its own (an agent's arguments never widen it)
+    mcp_all_projects: bool = False
 
 
 @dataclass(frozen=True)
@@ -219,10 +221,12 @@ def load(
     warn: Callable[[str], None] | None = None,
     mcp: bool | None = None,
     brief: bool | None = None,
+    mcp_all_projects: bool | None = None,
     **flags,
 ) -> Settings:
     """The settings in force. `flags`: Summary fields given on the command line (None: not
-    given); `on_limit`: --on-limit; `notify`: --notify; `mcp`: --no-mcp; `brief`: --brief. A setting that is wrong (configcheck.py
+    given); `on_limit`: --on-limit; `notify`: --notify; `mcp`: --no-mcp; `brief`: --brief;
+    `mcp_all_projects`: `supervise mcp --all`. A setting that is wrong (configcheck.py
     says which) raises; `warn` is given each warning's line (an unknown key), if any."""
     from . import configcheck
 
@@ -278,6 +282,9 @@ def load(
         memory=Memory(
             mcp=_switch(mcp, env, "SUPERVISE_MCP", memory, "mcp", Memory.mcp),
             brief=_switch(brief, env, "SUPERVISE_BRIEF", memory, "brief", Memory.brief),
+            mcp_all_projects=_switch(
+                mcp_all_projects, env, "SUPERVISE_MCP_ALL_PROJECTS", memory, "mcp_all_projects", Memory.mcp_all_projects
+            ),
         ),
         telemetry=_telemetry(env, sent),
         every_seconds=_number(env, "SUPERVISE_SUMMARY_EVERY_MINUTES", {}, "", 10) * 60,

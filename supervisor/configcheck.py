@@ -94,6 +94,7 @@ def tables() -> dict[str, dict[str, Key]]:
         "memory": {
             "mcp": Key("switch", Memory.mcp),
             "brief": Key("switch", True),
+            "mcp_all_projects": Key("switch", True),
         },
         "telemetry": {
             "endpoint": Key("url", "http://localhost:4318"),
@@ -126,6 +127,7 @@ ENV: dict[str, Key] = {
     "SUPERVISE_RECORDER_PRIORITY": Key("priority", "idle"),
     "SUPERVISE_MCP": Key("switch", True),
     "SUPERVISE_BRIEF": Key("switch", True),
+    "SUPERVISE_MCP_ALL_PROJECTS": Key("switch", True),
     "SUPERVISE_TELEMETRY": Key("switch", False),
     "SUPERVISE_TELEMETRY_CONTENT": Key("switch", True),
     "OTEL_EXPORTER_OTLP_ENDPOINT": Key("url", "http://localhost:4318"),  # (the SDK reads the other OTEL_* itself)

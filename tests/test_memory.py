@@ -133,9 +133,14 @@ def test_a_lost_index_is_made_again_from_the_logs(tmp_path, home):
 class Mcp:
     """`supervise mcp` as an agent runs it: JSON-RPC lines on its stdin and stdout."""
 
-    def __init__(self, cwd, *args, env=None):
+    def __init__(self, cwd, *args, env=None, command=None):
         self.proc = subprocess.Popen(
-            [*SUPERVISE, "mcp", *args], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+            [*(command or [*SUPERVISE, "mcp"]), *args],
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
         )
         self.ids = 0
         self.info = self.ask(
@@ -167,8 +172,8 @@ class Mcp:
 def mcp():
     servers = []
 
-    def start(cwd, *args, env=None):
-        servers.append(Mcp(cwd, *args, env=env))
+    def start(cwd, *args, env=None, command=None):
+        servers.append(Mcp(cwd, *args, env=env, command=command))
         return servers[-1]
 
     yield start
@@ -193,7 +198,10 @@ def test_the_mcp_server_answers_search_session_excerpt_and_brief_from_the_record
     around = server.call("excerpt", id=hit.group(1), lines=3)
     assert "step one" in around and "ECONNRESET fixed" in around
     handed = Store(home / "supervise.db")
-    handed.create_session("hand22", command="codex", argv=["codex"], cwd=str(a), project=str(a), agent="codex", parent_id=sid)
+    key = session(sid)["project_key"]
+    handed.create_session(
+        "hand22", command="codex", argv=["codex"], cwd=str(a), project=str(a), project_key=key, agent="codex", parent_id=sid
+    )
     handed.close()
     told = server.call("session", id=sid)
     assert f"Session {sid}" in told and "Outcome: completed, exit 0" in told and f"project {a}" in told

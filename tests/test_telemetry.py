@@ -316,12 +316,14 @@ def test_search_and_mcp_lookups_are_counted(home, tmp_path):
 
 
 def _mcp_search(env: dict, words: str) -> str:
-    """One search through `supervise mcp`, as an agent asks it (JSON-RPC over stdio)."""
+    """One search through `supervise mcp --all` (every project's), as an agent asks it (JSON-RPC over stdio)."""
     from supervisor.doctor.memory import HANDSHAKE  # (doctor's own: initialize, initialized)
 
     search = {"name": "search", "arguments": {"query": words, "all_projects": True}}
     messages = [*HANDSHAKE[:2], {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": search}]
-    proc = subprocess.Popen([*SUPERVISE, "mcp"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*SUPERVISE, "mcp", "--all"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert proc.stdin is not None and proc.stdout is not None
     answer = ""
     for message in messages:

@@ -107,7 +107,9 @@ def main(argv: list[str]) -> int:
             compact_at=args.compact_at,
             summary_model=args.summary_model,
             keep_last=args.keep_last,
-            memory=Memory(store.path, project.root(workspace), session_id) if settings.memory.mcp else None,
+            memory=Memory(store.path, project.root(workspace), session_id, everywhere=settings.memory.mcp_all_projects)
+            if settings.memory.mcp
+            else None,
         )
         task = " ".join(t for t in args.task if t != "--").strip()
         if args.once:

@@ -132,13 +132,17 @@ mcp_app = typer.Typer(
 def mcp(
     ctx: typer.Context,
     folder: Optional[str] = typer.Option(None, "--project", metavar="DIR", help="Its default project (default: the current folder's)."),
-    everywhere: bool = typer.Option(False, "--all", "-a", help="Search every project by default."),
+    everywhere: bool = typer.Option(
+        False, "--all", "-a", help="Answer for every project, searching them all by default (else: [memory] mcp_all_projects)."
+    ),
 ) -> None:
     """Serve supervise's MCP server on stdio: tools search, session, excerpt and brief over
-    every recorded session, read-only, answers masked and bounded. Agents run under supervise
-    are given it by themselves; `supervise mcp install AGENT` adds it to an agent's own config."""
+    the sessions of its project (every project's with [memory] mcp_all_projects = true),
+    read-only, answers masked and bounded. Agents run under supervise are given it by
+    themselves; `supervise mcp install AGENT` adds it to an agent's own config."""
     if ctx.invoked_subcommand is not None:
         return
+    from .. import config
     from ..memory import launch, mcpserver
 
     if sys.stdin.isatty():
@@ -147,7 +151,9 @@ def mcp(
             "an agent starts it: run one under supervise, or see `supervise mcp install --help`",
             exit_code=2,
         )
-    raise typer.Exit(mcpserver.serve(project_scope(folder, everywhere), os.environ.get(launch.SESSION_VAR)))
+    settings = config.load(mcp_all_projects=True if everywhere else None, warn=config.to_stderr)
+    scope = project_scope(folder, everywhere)
+    raise typer.Exit(mcpserver.serve(scope, os.environ.get(launch.SESSION_VAR), settings.memory.mcp_all_projects))
 
 
 @mcp_app.command("install")

@@ -2,6 +2,11 @@
 in what supervise recorded. Read-only (the database is opened so that it cannot be
 written), each call within DEADLINE or a clear error, every answer made by answers.py.
 
+It answers for its own project (the folder it is started for): what an agent asks of
+another (all_projects, another project's session, another folder's brief) is refused,
+unless the user's [memory] mcp_all_projects widens it; an agent's arguments never do. A
+refusal, or arguments that are not the tool's, is one line of ours, marked as an error.
+
 Its name is `supervise`; an agent sees its tools as search, session, excerpt and brief
 (an agent may prefix them with the server's name)."""
 
@@ -34,11 +39,19 @@ INSTRUCTIONS = (
 
 class Memory:
     """The tools' work, outside the protocol: what each call answers (text), for the project
-    of the folder `project`."""
+    of the folder `project` (its default; its only one unless `everywhere`)."""
 
-    def __init__(self, db_path: Path, project: str | None, session_id: str | None = None, counted: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        db_path: Path,
+        project: str | None,
+        session_id: str | None = None,
+        counted: Callable[[str], None] | None = None,
+        everywhere: bool = False,
+    ):
         self.db_path = db_path
-        self.project = project
+        self.project = project  # None: no default project (`supervise mcp --all`)
+        self.everywhere = everywhere  # the user's [memory] mcp_all_projects
         self.session_id = session_id  # the session the asking agent runs in (left out of its brief)
         self.counted = counted or (lambda tool: None)  # told each call's tool (telemetry)
 
@@ -82,25 +95,43 @@ class Memory:
                 when = query.since(since) if since else None
             except query.BadQuery as exc:
                 raise answers.Refused(str(exc)) from None
-            key = None if all_projects or self.project is None else self._key(store, self.project)
+            key = self._within(store)
+            if all_projects and key is not None:
+                raise answers.Refused(f"all_projects is refused: {answers.only(store, key)}")
+            if key is None and not all_projects and self.project is not None:
+                key = self._key(store, self.project)  # widened: its own project is still the default
             scope = searching.Scope(project=key, agent=agent or None, since=when)
             return answers.search(store, text, scope, max(1, min(limit, 20)))
 
         return self.call("search", work)
 
     def session(self, session_id: str) -> str:
-        return self.call("session", lambda store: answers.session(store, session_id))
+        return self.call("session", lambda store: answers.session(store, session_id, self._within(store)))
 
     def excerpt(self, hit_id: str, around: int | None = None, lines: int = answers.EXCERPT_LINES) -> str:
-        return self.call("excerpt", lambda store: answers.excerpt(store, hit_id, around, lines))
+        return self.call("excerpt", lambda store: answers.excerpt(store, hit_id, around, lines, self._within(store)))
 
     def brief(self, project: str | None = None) -> str:
         from ..project import root
 
-        where = root(project) if project else self.project
-        if where is None:
-            return "supervise: give a project folder"
-        return self.call("brief", lambda store: answers.brief(store, self._key(store, where), self.session_id))
+        def work(store: Store) -> str:
+            where = root(project) if project else self.project
+            if where is None:
+                raise answers.Refused('brief needs project (this server has none of its own), e.g. brief(project="/path/to/repo")')
+            key, within = self._key(store, where), self._within(store)
+            if within is not None and key != within:
+                raise answers.Refused(f"a brief of {answers.clean(project or '', 200)!r} is refused: {answers.only(store, within)}")
+            return answers.brief(store, key, self.session_id)
+
+        return self.call("brief", work)
+
+    def _within(self, store: Store) -> str | None:
+        """The project the answers are kept to (its key), None for every project."""
+        if self.everywhere:
+            return None
+        if self.project is None:
+            raise answers.Refused("this server has no project of its own; start it in a project's folder or with --project DIR")
+        return self._key(store, self.project)
 
     @staticmethod
     def _key(store: Store, folder: str) -> str:
@@ -110,45 +141,41 @@ class Memory:
 
 def server(memory: Memory):
     """The MCP server (the SDK's), its tools (tooldefs.py) carried by `memory`."""
+    import anyio
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
-    from mcp.types import ToolAnnotations
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
     from .. import __version__
 
-    def search(query: str, agent: str = "", since: str = "", all_projects: bool = False, limit: int = tooldefs.DEFAULT_LIMIT) -> str:
-        return tooldefs.call(
-            memory, "search", {"query": query, "agent": agent, "since": since, "all_projects": all_projects, "limit": limit}
-        )
+    class Server(MCPServer):
+        async def call_tool(self, name, arguments, context=None):
+            # Every call is ours to check (tooldefs): the SDK's own check would answer in
+            # pydantic's words, and a refusal of ours is an error, not an answer.
+            text = await anyio.to_thread.run_sync(tooldefs.call, memory, name, arguments)
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=tooldefs.failed(text))
 
-    def session(id: str) -> str:
-        return tooldefs.call(memory, "session", {"id": id})
-
-    def excerpt(id: str, around: int = -1, lines: int = 0) -> str:
-        return tooldefs.call(memory, "excerpt", {"id": id, "around": around, "lines": lines})
-
-    def brief(project: str = "") -> str:
-        return tooldefs.call(memory, "brief", {"project": project})
+    def listed() -> str:  # a tool as the SDK lists it; its calls are Server.call_tool's
+        raise NotImplementedError
 
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     tools = []
-    for fn in (search, session, excerpt, brief):
-        spec = tooldefs.TOOLS[fn.__name__]
+    for name, spec in tooldefs.TOOLS.items():
         # plain text answers: an output schema would double every answer's tokens
-        tool = Tool.from_function(fn, description=spec["description"], annotations=read_only, structured_output=False)
+        tool = Tool.from_function(listed, name=name, description=spec["description"], annotations=read_only, structured_output=False)
         tool.parameters = spec["input_schema"]  # ours, as the own agent has it: pydantic's adds a title to every field
         tools.append(tool)
-    return MCPServer(NAME, version=__version__, instructions=INSTRUCTIONS, log_level="ERROR", tools=tools)
+    return Server(NAME, version=__version__, instructions=INSTRUCTIONS, log_level="ERROR", tools=tools)
 
 
-def serve(project: str | None, session_id: str | None = None) -> int:
+def serve(project: str | None, session_id: str | None = None, everywhere: bool = False) -> int:
     """Serve on stdio until the client closes it (0), or Ctrl-C (130)."""
     # Ctrl-C ends it at once: the SDK's loop would cancel and then wait for its stdin reader,
     # a thread blocked in a read; a read-only server has nothing to finish.
     signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
     lookups = Lookups.configured("mcp", project)
     try:
-        server(Memory(paths.db_path(), project, session_id, lookups.count)).run("stdio")
+        server(Memory(paths.db_path(), project, session_id, lookups.count, everywhere)).run("stdio")
     finally:
         lookups.close(LOOKUPS_CLOSE)
     return 0

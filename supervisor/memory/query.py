@@ -72,6 +72,7 @@ class Line:
     marks: tuple[tuple[int, int], ...]  # the matched words in it (start, end)
     at: int  # where it starts in the marked text (characters, markers not counted)
     terms: int = 0  # how many of the query's words it holds (the index matched them in its chunk, maybe lines apart)
+    first: int = 0  # where its first match is, in characters from its start (in the indexed line, before it was cut)
 
 
 def lines(marked: str, most: int) -> list[Line]:
@@ -91,7 +92,8 @@ def lines(marked: str, most: int) -> list[Line]:
     masked = by_line(marked.replace(OPEN, "").replace(CLOSE, "")) if found else []
     out = []
     for terms, start, n, raw in found[:most]:
-        out.append(replace(mark(_around(masked[n], raw.find(OPEN)), set(_marked(raw)), start), terms=terms))
+        first = raw.find(OPEN)  # (no mark before it: a position in the indexed text)
+        out.append(replace(mark(around(masked[n], first), set(_marked(raw)), start), terms=terms, first=first))
     return out
 
 
@@ -111,13 +113,14 @@ def mark(text: str, words: set[str], at: int = 0) -> Line:
     return Line(shown, tuple(sorted(marks)), at)
 
 
-def _around(line: str, first: int) -> str:
-    """At most LINE_SHOWN characters of `line`, from a little before its first match."""
-    if len(line) <= LINE_SHOWN:
+def around(line: str, first: int, most: int = LINE_SHOWN) -> str:
+    """At most `most` characters of `line`, from a little before character `first` (its
+    first match), an ellipsis at each end that was cut."""
+    if len(line) <= most:
         return line
-    begin = max(0, min(first - LINE_SHOWN // 4, len(line) - LINE_SHOWN))
-    cut = line[begin : begin + LINE_SHOWN]
-    return ("…" if begin else "") + cut + ("…" if begin + LINE_SHOWN < len(line) else "")
+    begin = max(0, min(first - most // 4, len(line) - most))
+    cut = line[begin : begin + most]
+    return ("…" if begin else "") + cut + ("…" if begin + most < len(line) else "")
 
 
 def shown(line: Line, bold: bool) -> str:

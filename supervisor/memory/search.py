@@ -46,7 +46,7 @@ class Hit:
     project_key: str | None  # what its project is known by (project.py)
     when: str  # UTC ISO: the session's start, or the context's making
     source: str  # log | context
-    offset: int | None  # the line's byte offset in the text log (log hits)
+    offset: int | None  # where in the text log its line's first match is, in bytes (log hits)
     round: int | None  # the context's round (context hits)
     line: Line
     rank: float
@@ -175,7 +175,7 @@ def _hits(conn: sqlite3.Connection, expression: str, source: str, key: int, rank
     out = []
     for line in query.lines(marked, LINES_PER_CHUNK):
         if source == "log":
-            offset = where + _bytes_before(marked, line.at)
+            offset = where + _bytes_before(marked, line.at + line.first)  # the match: in a very long line, far from its start
             out.append(Hit(f"{sid}@{offset}", sid, *facts, offset, None, line, rank))
         else:
             out.append(Hit(f"{sid}#{where}", sid, *facts, None, where, line, rank))

@@ -1,11 +1,17 @@
 """The memory tools, defined once: their names, what they say of themselves, their input
-schemas, and how a call is carried out. The MCP server offers them to any agent, and
-supervise's own agent has them among its tools (prefixed, as MCP clients prefix them)."""
+schemas, how a call's arguments are checked against them (one line of ours when they are
+wrong, never a library's) and how a call is carried out. The MCP server offers them to any
+agent, and supervise's own agent has them among its tools (prefixed, as MCP clients prefix
+them)."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
+
+from ..plaintext import quoted
 
 # Short: every request an agent makes carries them (all four under ~400 tokens, measured).
 TOOLS: dict[str, dict[str, Any]] = {
@@ -41,25 +47,74 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
 }
 DEFAULT_LIMIT = 8
+FAILED = "supervise: "  # how every answer that is no answer begins: the agent's client is told it is an error
+# A call that misses what it needs is shown one.
+EXAMPLES = {"search": 'search(query="ECONNRESET")', "session": 'session(id="k3m9pq")', "excerpt": 'excerpt(id="k3m9pq@1234")'}
+_WHOLE = re.compile(r"^\s*-?\d{1,12}\s*$")
+
+
+class BadArguments(ValueError):
+    """A call whose arguments are not the tool's: said back in one line."""
+
+
+def failed(answer: str) -> bool:
+    return answer.startswith(FAILED)
 
 
 def call(memory, name: str, args: Mapping[str, Any]) -> str:
-    """Carry out tool `name` with the model's `args` on `memory` (mcpserver.Memory)."""
+    """Carry out tool `name` with the model's `args` on `memory` (mcpserver.Memory): its
+    answer, or one line beginning FAILED that says what was wrong."""
+    if name not in TOOLS:
+        return f"{FAILED}no tool {quoted(name)!r}; the tools are {', '.join(TOOLS)}"
+    try:
+        given = checked(name, args)
+    except BadArguments as exc:
+        return f"{FAILED}{exc}"
     if name == "search":
         return memory.search(
-            str(args.get("query") or ""),
-            str(args.get("agent") or "") or None,
-            str(args.get("since") or "") or None,
-            bool(args.get("all_projects")),
-            int(args.get("limit") or DEFAULT_LIMIT),
+            given["query"],
+            given.get("agent") or None,
+            given.get("since") or None,
+            given.get("all_projects", False),
+            given.get("limit") or DEFAULT_LIMIT,
         )
     if name == "session":
-        return memory.session(str(args.get("id") or ""))
+        return memory.session(given["id"])
     if name == "excerpt":
-        around = args.get("around")
-        return memory.excerpt(
-            str(args.get("id") or ""), int(around) if around is not None and int(around) >= 0 else None, int(args.get("lines") or 0)
-        )
-    if name == "brief":
-        return memory.brief(str(args.get("project") or "") or None)
-    raise ValueError(f"no tool {name!r}")
+        around = given.get("around")
+        return memory.excerpt(given["id"], around if around is not None and around >= 0 else None, given.get("lines") or 0)
+    return memory.brief(given.get("project") or None)
+
+
+def checked(name: str, args: object) -> dict[str, Any]:
+    """`args` as tool `name` takes them (a null is a value not given), or BadArguments."""
+    schema = TOOLS[name]["input_schema"]
+    known = schema["properties"]
+    if not isinstance(args, Mapping):
+        raise BadArguments(f"{name}'s arguments must be an object of {', '.join(known)}")
+    for key in args:
+        if key not in known:
+            raise BadArguments(f"{name} takes {', '.join(known)}, not {quoted(str(key))!r}")
+    out = {key: _value(key, known[key]["type"], value) for key, value in args.items() if value is not None}
+    for key in schema.get("required", ()):
+        if out.get(key) in (None, ""):
+            raise BadArguments(f"{name} needs {key}, e.g. {EXAMPLES[name]}")
+    return out
+
+
+def _value(key: str, kind: str, value: object) -> object:
+    """`value` as a `kind` of the input schema (a whole number or a switch written as text too)."""
+    if kind == "string" and isinstance(value, str):
+        return value
+    if kind == "integer" and not isinstance(value, bool):
+        if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+            return int(value)
+        if isinstance(value, str) and _WHOLE.match(value):
+            return int(value)
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+    expected = {"string": "text", "integer": "a whole number", "boolean": "true or false"}[kind]
+    raise BadArguments(f"{key} must be {expected}, not {quoted(json.dumps(value))}")

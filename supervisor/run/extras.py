@@ -27,7 +27,8 @@ def add(plan: Plan, argv: list[str], cleanup: contextlib.ExitStack, env: Mapping
         at_start = resumed or plan.settings.memory.brief
         _given(plan, plan.profile.with_hook(argv, plan.sdir, plan.hook_socket, at_start=at_start))
     if plan.settings.memory.mcp and plan.pattern_set is not None:
-        _given(plan, plan.profile.with_mcp(plan.argv, plan.sdir, launch.server(env, project, plan.sid), plan.env))
+        server = launch.server(env, project, plan.sid, plan.settings.memory.mcp_all_projects)  # the run's scope, carried to it
+        _given(plan, plan.profile.with_mcp(plan.argv, plan.sdir, server, plan.env))
 
 
 def _given(plan: Plan, hooked: profiles.Hooked | None) -> None:
