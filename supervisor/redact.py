@@ -3,201 +3,28 @@
 Each rule finds a kind of secret and the part of it to mask; the mask says what it was:
 `[REDACTED:anthropic-key]`. Rules are written to leave ordinary code alone: `token =
 get_token()` is code, `token = "9f8e..."` is a secret; `postgres://{user}:{password}@` is a
-template, `password_file = "/run/secrets/db"` names a file.
+template, `password_file = "/run/secrets/db"` names a file. The rules by form (a token's
+prefix, a key's armour, a URL's password) are in redactrules.py, those by name (`password=`,
+`api_key:`) in redactnames.py; tokens a terminal wrapped across lines in wrapped.py.
 
-Speed: an export redacts a whole log (up to 100 MB) and every summary its digest, so each
-rule is written to start with a literal (a token's prefix, "=", "://") that the regex engine
-finds with a fast substring search. A leading `\\b` or look-behind would make it try every
-position instead (25x slower): the word boundary is checked by a look-behind placed after
-the prefix. Rules keyed on a name (`password = "..."`) start at their operator and check
-the name before it in Python.
+Speed: an export redacts a whole log (up to 100 MB), the recorder every event it stores and
+every chunk of the text log it indexes (its events and indexer threads, never the PTY
+loop), every summary its digest.
+So every rule starts with a literal that a fast substring search finds (a token's prefix,
+"://", a word of a secret's name), and most text is passed over at that speed; measured
+with scripts/bench_redact.py (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from . import wrapped
+from . import redactnames, wrapped
+from .redactrules import BODY_LINE_RX, KEY_RULES, LINE_BREAK_RX, PEM_BLOCK, PEM_END, PREFIXES, RULES, RUN_AT_END, TOKEN_RULES, Rule
 
-
-@dataclass(frozen=True)
-class Rule:
-    kind: str
-    regex: re.Pattern
-    group: int = 0  # the group to mask (0: the whole match)
-    # for rules that start at their "=" or ":": does the text before the match name a secret?
-    named: Callable[[str, int], bool] | None = None
-
-
-def _r(kind: str, pattern: str, group: int = 0, flags: int = 0, named: Callable[[str, int], bool] | None = None) -> Rule:
-    return Rule(kind, re.compile(pattern, flags), group, named)
-
-
-_PREFIXES: list[str] = []  # every token rule's prefix (for tokens a terminal wrapped)
-_TOKEN_RULES: list[Rule] = []
-
-
-def _token(kind: str, prefixes: tuple[str, ...], rest: str) -> tuple[Rule, ...]:
-    """A token that starts with one of `prefixes` at a word boundary: one rule per prefix, each
-    starting with its literal (fast to find), the boundary checked behind it."""
-    rules = tuple(_r(kind, f"{re.escape(p)}(?<!\\w{re.escape(p)}){rest}") for p in prefixes)
-    _PREFIXES.extend(prefixes)
-    _TOKEN_RULES.extend(rules)
-    return rules
-
-
-SECRET_WORDS = r"(?:pass(?:word|wd|phrase)|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?|session[_-]?key)"
-ENV_SECRET_WORDS = (
-    r"(?:PASS(?:WORD|WD|PHRASE)?|PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_SECRET|AUTH_?TOKEN|CREDENTIALS?|SESSION_?KEY)"
-)
-# a name ending so says where a secret is, or what it looks like, not what it is
-_NOT_A_SECRET_NAME = r"(?:FILE|FILENAME|PATH|DIR|DIRECTORY|NAME|ENV|VAR|URL|URI|ENDPOINT|TYPE|HEADER|PARAM|FIELD|LABEL|PROMPT|LENGTH|LEN|POLICY|PATTERN|REGEX|TOKENS|COUNT)"
-# a value ends at white space, a quote, a comment or the line's end; "(" or "[" after it means code
-_VALUE_END = r"(?=[\s\"'#;]|$)"
-_B64 = r"[A-Za-z0-9+/=]"  # a character of base64
-
-_SECRET_NAME = re.compile(SECRET_WORDS, re.I)
-_NOT_SECRET_SUFFIX = re.compile(r"[_.\-]?" + _NOT_A_SECRET_NAME + r"$", re.I)
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-
-
-def _secret_name_before(text: str, at: int) -> bool:
-    """Is `text[at]` (a ":" or "=") an assignment to a name that holds a secret? The name is
-    the run of word characters, dots and dashes before it (past white space and a quote):
-    `password`, `db.password`, `"client_secret"`, `AWS_SECRET_ACCESS_KEY`."""
-    lo = max(0, at - 200)
-    i = at
-    while i > lo and text[i - 1] in " \t\r\n":
-        i -= 1
-    if i > lo and text[i - 1] in "\"'":
-        i -= 1
-    j = i
-    while j > lo and (text[j - 1] in _NAME_CHARS or text[j - 1].isalnum()):
-        j -= 1
-    if j == i:
-        return False
-    name = text[j:i]
-    return _SECRET_NAME.search(name) is not None and _NOT_SECRET_SUFFIX.search(name) is None
-
-
-_PEM_KIND = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-# a line of a key's body: base64 filling the whole line (up to a line break, also a
-# JSON-escaped one), or one of PEM's and PGP's headers
-_BODY_LINE = r"[ \t]*(?:" + _B64 + r"{8,}|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset): [^\r\n\\]*)[ \t]*(?![^\r\n\\])"
-_LINE_BREAK = r"(?:\r?\n|(?:\\r)?\\n)"
-
-# PEM (PKCS#1/#8, OpenSSH, EC, DSA, ENCRYPTED, PGP), also JSON-escaped as in a GCP
-# service-account key. Whole blocks first, so their insides are not matched piecemeal; the
-# body runs to the next "-----", possessively: many BEGINs without an END cost one pass.
-PEM_BLOCK = _r("private-key", r"-----BEGIN " + _PEM_KIND + r"(?:[^-]|-(?!----))*+-----END " + _PEM_KIND)
-
-RULES: tuple[Rule, ...] = (
-    PEM_BLOCK,
-    # (then _mask_key_tails: an END whose BEGIN is gone, with the lines above it)
-    # one cut short (`head id_rsa`, a log cut at its end): the BEGIN line, the body lines after
-    # it, and a last partial line (the shell's prompt after a file with no newline at its end)
-    _r(
-        "private-key",
-        r"-----BEGIN "
-        + _PEM_KIND
-        + r"(?:(?:"
-        + _LINE_BREAK
-        + r"[ \t]*)+"
-        + _BODY_LINE
-        + r")*+(?:(?:"
-        + _LINE_BREAK
-        + r"[ \t]*)+"
-        + _B64
-        + r"{16,})?",
-    ),
-    # PuTTY .ppk (versions 2 and 3): the private lines
-    _r("private-key", r"Private-Lines: \d+\r?\n(" + _B64 + r"{4,}(?![^\r\n])(?:\r?\n" + _B64 + r"{4,}(?![^\r\n]))*)", 1),
-    # a kubeconfig's base64-encoded client key
-    _r("private-key", r"client-key-data:[ \t]*[\"']?(" + _B64 + r"{16,})", 1),
-    *_token("anthropic-key", ("sk-ant-",), r"(?:api|admin|oat)\d{2}-[A-Za-z0-9_\-]{20,}"),
-    *_token("openai-key", ("sk-",), r"(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}"),
-    *_token("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA", "AROA", "AIDA"), r"[0-9A-Z]{16}\b"),
-    _r(
-        "aws-secret-key",
-        r"(?i)aws[_\-\s]*(?:secret[_\-\s]*(?:access[_\-\s]*)?key|secret)\W{0,5}[\"'\s:=]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-        1,
-    ),
-    _r("aws-session-token", r"(?i)aws[_\-\s]*(?:session|security)[_\-\s]*token\W{0,5}[\"'\s:=]+([A-Za-z0-9/+=]{16,})", 1),
-    *_token("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"[A-Za-z0-9]{36,255}\b"),
-    *_token("github-token", ("github_pat_",), r"[A-Za-z0-9_]{22,255}\b"),
-    *_token("gitlab-token", ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-"), r"[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]+)*"),
-    _r("slack-token", r"xox[abposr]-(?<!\wxox[abposr]-)[A-Za-z0-9\-]{10,}"),
-    *_token("slack-token", ("xapp-",), r"\d-[A-Za-z0-9\-]{10,}"),
-    _r("slack-webhook", r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+"),
-    *_token("stripe-key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "whsec_"), r"[A-Za-z0-9]{16,}"),
-    *_token("google-api-key", ("AIza",), r"[0-9A-Za-z\-_]{35}(?![0-9A-Za-z\-_])"),
-    *_token("google-oauth-token", ("ya29.",), r"[0-9A-Za-z\-_]{20,}"),
-    *_token("huggingface-token", ("hf_",), r"[A-Za-z0-9]{30,40}(?![A-Za-z0-9_])"),
-    *_token("npm-token", ("npm_",), r"[A-Za-z0-9]{36}(?![A-Za-z0-9_])"),
-    *_token("pypi-token", ("pypi-Ag",), r"[A-Za-z0-9_\-]{50,}"),
-    *_token("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"), r"[a-f0-9]{64}(?![a-f0-9])"),
-    *_token("twilio-key", ("SK",), r"[0-9a-fA-F]{32}(?![0-9A-Za-z])"),
-    _r("twilio-auth-token", r"AC(?<!\wAC)[0-9a-f]{32}:([0-9a-f]{32})(?![0-9a-f])", 1),
-    *_token("sendgrid-key", ("SG.",), r"[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])"),
-    *_token("jwt", ("eyJ",), r"[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    # Azure: storage and Service Bus connection strings, and SAS URLs
-    _r("azure-key", r"AccountKey=([A-Za-z0-9+/]{20,}={0,2})", 1),
-    _r("azure-key", r"SharedAccessKey=([A-Za-z0-9+/]{20,}={0,2})", 1),
-    _r("azure-sas", r"sig=(?<=[?&;]sig=)([A-Za-z0-9%+/=]{16,})", 1),
-    # ~/.docker/config.json, ~/.npmrc
-    _r("docker-auth", r"\"auth\"\s*:\s*\"([A-Za-z0-9+/]{8,}={0,2})\"", 1),
-    _r("npm-token", r":_auth(?:Token)?[ \t]*=[ \t]*(?![$%{(\[])([^\s\"']{8,})", 1),
-    # headers: Authorization: Bearer ..., "Authorization": "Basic ...", x-api-key: ...
-    _r("bearer-token", r"(?i)authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token|basic)\s+([A-Za-z0-9._~+/\-=]{12,})", 1),
-    _r("api-key-header", r"(?i)x-(?:api-key|api-token|auth-token|access-token|goog-api-key):\s*(?![$%{(\[])([A-Za-z0-9._~+/\-=]{12,})", 1),
-    # user:password@ in any URL (postgres://, mongodb+srv://, redis://:pw@): the password only
-    _r("url-password", r"://(?<=\w://)[^/\s:@]*:([^/\s@]+)@", 1),
-    # connection strings: JDBC and URL query (?password=, ;password=), ADO.NET and ODBC
-    # (Password=...; Pwd=...;), Oracle thin (user/password@)
-    _r("connection-password", r"(?:[?&\"']|;[ \t]*)(?i:password|pwd)=(?![$%{(\[])([^;&\s\"'<>]+)", 1),
-    _r("connection-password", r"jdbc:oracle:thin:[^/\s:@]+/([^@\s]+)@", 1),
-    # curl -u user:password, --user user:password
-    _r("basic-auth", r"curl\b[^\n]*?\s(?:-u|--user)(?:\s+|=)[\"']?[^\s:\"']+:(?![$%{(\[])([^\s\"']+)", 1),
-    # ~/.netrc: machine host login user password secret
-    _r("netrc-password", r"machine(?<!\wmachine)[ \t]+\S+\s+login\s+\S+\s+password[ \t]+(\S+)", 1),
-    # .env and shell: DB_PASSWORD=value, export GITHUB_TOKEN="value" (not os.environ[...] or $VAR)
-    _r(
-        "env-secret",
-        r"(?m)^[ \t]*(?:export[ \t]+)?(?:[A-Z][A-Z0-9_]*_)?"
-        + ENV_SECRET_WORDS
-        + r"(?:_(?!"
-        + _NOT_A_SECRET_NAME
-        + r"\b)[A-Z0-9_]*)?[ \t]*=[ \t]*[\"']?(?![$%{(\[])([^\s\"'#()\[\]{};]{4,})"
-        + _VALUE_END,
-        1,
-    ),
-    # the same inside a command line: DB_PASSWORD=x ./run.sh, echo 'TOKEN=abc' (no spaces around =)
-    _r(
-        "env-secret",
-        r"(?<=[\s;'\"(&|])(?:[A-Z][A-Z0-9_]*_)?"
-        + ENV_SECRET_WORDS
-        + r"(?:_(?!"
-        + _NOT_A_SECRET_NAME
-        + r"\b)[A-Z0-9_]*)?=(?![$%{(\[])([^\s\"'#()\[\]{};]{4,})"
-        + _VALUE_END,
-        1,
-    ),
-    # code and config: password = "literal", "api_key": "literal", secret: 'literal' (the
-    # rule starts at the ":" or "="; the name before it is checked by _secret_name_before)
-    _r("secret-assignment", r"(?::|=(?!=))\s*([\"'])([^\"'\n]{4,})\1", 2, named=_secret_name_before),
-    # command lines: --password=xyz, --api-key xyz (not --token-file, not $VAR)
-    _r("cli-secret", r"(?i)--" + SECRET_WORDS + r"(?:=|\s+)(?![\-$])([^\s\"']{4,})" + _VALUE_END, 1),
-)
-
-# values that are placeholders, not secrets: $VAR, ${VAR:-x}, $(cmd), <your-key>, ***, xxx,
-# {password} (f-strings, str.format), {{ password }} (templates), %(password)s, %s
-_PLACEHOLDER = re.compile(
-    r"^(?:\$\{?\w+\}?|\$\{[^}]*\}|\$\(.*\)|<[^>]*>|\*+|x{3,}|\.{3,}|\{\{.*\}\}|\{[\w.\[\]'\"]*\}|%\(\w+\)s|%s"
-    r"|changeme|password|secret|token|none|null|true|false|bearer|basic|redacted|your[_-].*|\[REDACTED:[\w-]+\])$",
-    re.I,
-)
+__all__ = ["RULES", "Rule", "apply", "by_line", "findings", "redact", "redact_data", "spans"]
 
 
 def redact(text: str) -> str:
@@ -240,21 +67,32 @@ Span = tuple[int, int, str]  # start, end, what goes there instead
 def spans(text: str) -> list[Span]:
     """What `redact` replaces, as spans of `text` itself, in order and apart: for a text that
     is cut into pieces afterwards (a recording's events), each piece masked where its part of
-    a secret lies. The rules run one after another, each on the text the ones before left."""
-    edits: list[Span] = wrapped.spans(text, _PREFIXES, _TOKEN_RULES, lambda m, rule: _mask(m, rule) != m.group(0))
+    a secret lies. Tokens a terminal wrapped first, then private keys, then the other rules
+    (where two find the same text, the first in RULES names it), then secrets by their names,
+    each step on the text the ones before left masked."""
+    edits: list[Span] = wrapped.spans(text, PREFIXES, TOKEN_RULES, lambda m, rule: _is_secret(m, rule))
     current = apply(text, edits) if edits else text
-    for rule in RULES:
-        found = [
-            (m.start(rule.group), m.end(rule.group), f"[REDACTED:{rule.kind}]")
-            for m in rule.regex.finditer(current)
-            if _mask(m, rule) != m.group(0)
-        ]
-        if rule is PEM_BLOCK:
-            found = _merge(found, [(a, b, "[REDACTED:private-key]") for a, b in _key_tails(apply(current, found))], current, found)
+    for group in (RULES[:KEY_RULES], RULES[KEY_RULES:]):
+        found: list[Span] = []
+        taken: list[tuple[int, int]] = []  # what an earlier rule of the group found, in order
+        for rule in group:
+            mine = [
+                (m.start(rule.group) - rule.lead, m.end(rule.group), f"[REDACTED:{rule.kind}]")
+                for m in rule.regex.finditer(current)
+                if _is_secret(m, rule)
+            ]
+            if rule is PEM_BLOCK:
+                mine = _merge(mine, [(a, b, "[REDACTED:private-key]") for a, b in _key_tails(apply(current, mine))], current, mine)
+            for span in mine:
+                k = bisect.bisect_left(taken, (span[0], span[0]))
+                if (k == 0 or taken[k - 1][1] <= span[0]) and (k == len(taken) or taken[k][0] >= span[1]):
+                    taken.insert(k, span[:2])
+                    found.append(span)
         if found:
-            edits = _merge(edits, found, text, edits)
+            edits = _merge(edits, sorted(found), text, edits)
             current = apply(text, edits)
-    return edits
+    found = redactnames.find(current)  # last: a token's own kind says more than the name it is assigned to
+    return _merge(edits, found, text, edits) if found else edits
 
 
 def apply(text: str, edits: list[Span]) -> str:
@@ -269,7 +107,8 @@ def apply(text: str, edits: list[Span]) -> str:
 def _merge(edits: list[Span], found: list[Span], text: str, base: list[Span]) -> list[Span]:
     """`found` (spans of `apply(text, base)`) added to `edits` (spans of `text`), in
     `text`'s terms; spans that overlap become one, named for the first."""
-    moved = [(_back(a, base, False), _back(b, base, True), token) for a, b, token in found]
+    back = _back(base)
+    moved = [(back(a, False), back(b, True), token) for a, b, token in found]
     out: list[Span] = []
     for start, end, token in sorted(edits + moved):
         if out and start < out[-1][1]:
@@ -279,24 +118,26 @@ def _merge(edits: list[Span], found: list[Span], text: str, base: list[Span]) ->
     return out
 
 
-def _back(at: int, base: list[Span], is_end: bool) -> int:
-    """Position `at` of `apply(text, base)` as a position of `text` (inside a replacement:
-    its whole span)."""
+def _back(base: list[Span]) -> Callable[[int, bool], int]:
+    """A position of `apply(text, base)` as a position of `text` (inside a replacement: its
+    whole span, an end to its end, a start to its start)."""
+    there, after = [], []  # where each replacement starts in the masked text; the shift past it
     delta = 0
     for start, end, token in base:
-        there = start + delta
-        if at < there or (at == there and is_end):
-            break
-        if at < there + len(token) or (at == there + len(token) and not is_end):
-            return end if is_end else start
+        there.append(start + delta)
         delta += len(token) - (end - start)
-    return at - delta
+        after.append(delta)
 
+    def back(at: int, is_end: bool) -> int:
+        k = (bisect.bisect_left(there, at) if is_end else bisect.bisect_right(there, at)) - 1
+        if k < 0:
+            return at
+        start, end, token = base[k]
+        if at < there[k] + len(token) or (at == there[k] + len(token) and not is_end):
+            return end if is_end else start
+        return at - after[k]
 
-_PEM_END = re.compile(r"-----END " + _PEM_KIND)
-_BODY_LINE_RX = re.compile(_BODY_LINE + r"|[ \t]*")
-_LINE_BREAK_RX = re.compile("(" + _LINE_BREAK + ")")
-_RUN_AT_END = re.compile(_B64 + r"{16,}[ \t]*$")
+    return back
 
 
 def _key_tails(text: str) -> list[tuple[int, int]]:
@@ -307,17 +148,17 @@ def _key_tails(text: str) -> list[tuple[int, int]]:
         return []
     out: list[tuple[int, int]] = []
     done = seen = 0  # the end of the last END masked, of the last END looked at
-    for m in _PEM_END.finditer(text):
+    for m in PEM_END.finditer(text):
         lo, seen = max(seen, m.start() - 65536), m.end()  # a body ends at the END below it
-        parts = _LINE_BREAK_RX.split(text[lo : m.start()])  # line, break, line, ..., line
+        parts = LINE_BREAK_RX.split(text[lo : m.start()])  # line, break, line, ..., line
         if parts[-1].strip(" \t"):
             continue  # something else before the END on its line
         top = len(parts) - 1  # the first part masked
         body = False
         head = 0  # of the line above the body: where its end, a run of base64, begins
         for k in range(len(parts) - 3, -1, -2):  # the lines above, bottom up
-            if not _BODY_LINE_RX.fullmatch(parts[k]):
-                run = _RUN_AT_END.search(parts[k])  # e.g. '"private_key": "MIIE...' cut before its BEGIN
+            if not BODY_LINE_RX.fullmatch(parts[k]):
+                run = RUN_AT_END.search(parts[k])  # e.g. '"private_key": "MIIE...' cut before its BEGIN
                 if run:
                     top, head, body = k, run.start(), True
                 break
@@ -333,21 +174,15 @@ def _key_tails(text: str) -> list[tuple[int, int]]:
     return out
 
 
-# settings.SECRET_KEY, config.auth.token: a reference in code, not a value
-_DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
-
-
-def _mask(m: re.Match, rule: Rule) -> str:
+def _is_secret(m: re.Match, rule: Rule) -> bool:
+    """Is what `rule` matched a secret, not a placeholder (`$VAR`, `{password}`) or an example
+    (a token that ends in a run of one character: ghp_xxxx...)?"""
     value = m.group(rule.group)
     if value is None or "[REDACTED:" in value:
-        return m.group(0)
-    if rule.group and (_PLACEHOLDER.match(value) or _DOTTED_NAME.match(value)):
-        return m.group(0)
-    if rule.named is not None and not rule.named(m.string, m.start()):
-        return m.group(0)
-    start, end = m.start(rule.group) - m.start(0), m.end(rule.group) - m.start(0)
-    whole = m.group(0)
-    return whole[:start] + f"[REDACTED:{rule.kind}]" + whole[end:]
+        return False
+    if rule.group and redactnames.PLACEHOLDER.match(value):
+        return False
+    return not (rule.prefix and len(set(value[-16:])) == 1)
 
 
 def findings(text: str) -> list[str]:

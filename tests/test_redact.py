@@ -382,6 +382,9 @@ def test_a_large_log_is_redacted_in_linear_time():
         'password="' * 100_000,
         ("a" * 300 + '="abcd" ') * 3_000,
         "a://" * 250_000,
+        "token" * 200_000,  # one name holding a secret's word many times
+        'token="abcd" ' * 80_000,  # many values on one line
+        "--token " * 120_000,
     ):
         started = time.perf_counter()
         redact(hostile)
