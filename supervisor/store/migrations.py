@@ -23,6 +23,7 @@ SET = "supervise"
 FTS = {"log_chunks": ["text"], "events": ["kind", "detail"], "contexts": ["prompt"]}
 TOKENIZER = "porter unicode61"
 REINDEX_SAID = 50_000_000  # characters of logs past which re-making the index is said (~2 s)
+MASKED_PER_SECOND = 5e6  # characters the masks go through a second (docs/benchmarks.md: secret masking)
 STEPS: list[Callable[[sqlite_utils.Database], None]] = []
 
 
@@ -284,9 +285,9 @@ def m014_secrets_masked(db: sqlite_utils.Database) -> None:
 
     size = db.execute("select coalesce(sum(length(text)), 0) from log_chunks").fetchone()[0]
     if size:
-        print(
-            f"supervise: masking secrets in the database and its search index, once: {size / 1e6:,.1f} MB ...", file=sys.stderr, flush=True
-        )
+        took = f" (about {size / MASKED_PER_SECOND / 60:.0f} min)" if size > 60 * MASKED_PER_SECOND else ""
+        said = f"supervise: masking secrets in the database and its search index, once: {size / 1e6:,.1f} MB{took} ..."
+        print(said, file=sys.stderr, flush=True)
     home = home_of(db)
     for sid, argv_text, command, name, cast in db.execute("select id, argv, command, name, cast_path from sessions").fetchall():
         try:
