@@ -87,11 +87,18 @@ def test_the_users_setting_widens_it_to_every_project(two, mcp, widened, tmp_pat
     assert server.close() == 0
 
 
-def test_a_wrong_scope_setting_stops_the_server_in_one_line(two, tmp_path):
+def test_a_wrong_setting_is_one_line_and_the_server_keeps_to_its_project(two, mcp, tmp_path):
+    """A broken config does not take the agent's server away (doctor reports the config):
+    said in one line, it answers as the narrow default does."""
     a, _, _, _, env = two
     (tmp_path / "config" / "config.toml").write_text('[memory]\nmcp_all_projects = "yes"\n')
-    out = run_cli("mcp", cwd=a, env=env, input="")
-    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "[memory] mcp_all_projects must be true or false" in out.stderr
+    server = mcp(a, env=env)
+    refused, is_error = answer(server, "search", query="importer", all_projects=True)
+    assert is_error and refused.startswith("supervise: all_projects is refused"), refused
+    assert server.close() == 0
+    said = server.proc.stderr.read().decode()
+    assert said.count("\n") == 1 and "[memory] mcp_all_projects must be true or false" in said
+    assert said.endswith("; the MCP server answers for its own project only\n")
 
 
 def test_a_run_gives_its_agent_the_server_with_the_runs_own_scope(two, mcp, tmp_path):

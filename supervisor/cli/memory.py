@@ -151,9 +151,13 @@ def mcp(
             "an agent starts it: run one under supervise, or see `supervise mcp install --help`",
             exit_code=2,
         )
-    settings = config.load(mcp_all_projects=True if everywhere else None, warn=config.to_stderr)
+    try:
+        wide = config.load(mcp_all_projects=True if everywhere else None, warn=config.to_stderr).memory.mcp_all_projects
+    except SuperviseError as exc:  # the agent keeps its server, kept to its project; doctor says what is wrong
+        typer.echo(f"{exc}; the MCP server answers for its own project only", err=True)
+        wide = everywhere
     scope = project_scope(folder, everywhere)
-    raise typer.Exit(mcpserver.serve(scope, os.environ.get(launch.SESSION_VAR), settings.memory.mcp_all_projects))
+    raise typer.Exit(mcpserver.serve(scope, os.environ.get(launch.SESSION_VAR), wide))
 
 
 @mcp_app.command("install")
