@@ -6,7 +6,6 @@ import os
 import socket
 import sqlite3
 import stat
-import time
 from pathlib import Path
 
 import pytest
@@ -244,10 +243,9 @@ def test_a_base_url_where_nothing_listens_is_a_problem_at_once(tmp_path):
     s.bind(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{s.getsockname()[1]}"
     s.close()
-    started = time.monotonic()
     p = run_doctor(tmp_path, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=url)
-    assert time.monotonic() - started < 10
     assert p.returncode == 1
+    # refused at once, not waited for: a timeout would say "no answer from ... in 10 s"
     assert line(p.stdout, "api").startswith(f"problem  api        cannot reach {url}: ")
     assert "base URL" in fix_after(p.stdout, "api") and KEY not in p.stdout
 
