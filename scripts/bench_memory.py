@@ -208,8 +208,10 @@ def median_ms(args: list[str], cwd: str | Path, env: dict, runs: int) -> float:
 def search_ms(words: list[str], cwd: str | Path, env: dict, runs: int) -> tuple[float, int]:
     """`supervise search WORDS`'s median time (ms), and how many sessions its hits come from."""
     ms = median_ms(["search", *words], cwd, env, runs)
-    found = subprocess.run([SUPERVISE, "search", *words, "--json"], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
-    return ms, len({h["session_id"] for h in json.loads(found)})
+    found = subprocess.run([SUPERVISE, "search", *words, "--json"], cwd=cwd, env=env, capture_output=True, text=True)
+    if found.returncode not in (0, 1):  # 1: nothing found (`[]`)
+        sys.exit(f"supervise search {' '.join(words)} --json failed (exit {found.returncode}): {found.stderr.strip()[-300:]}")
+    return ms, len({h["session_id"] for h in json.loads(found.stdout)})
 
 
 def search(base: Path, env: dict, sizes: list[tuple[int, float]], runs: int) -> dict:
@@ -481,7 +483,7 @@ def recall(base: Path, env: dict, count: int, kb: int) -> dict:
                     [SUPERVISE, "search", *q["query"].split(), "--json", *flags], cwd=cwd, env=home_env, capture_output=True, text=True
                 )
                 cli_ms.append((time.perf_counter() - began) * 1000)
-                if out.returncode != 0:
+                if out.returncode not in (0, 1):  # 1: nothing found (`[]`), a miss
                     sys.exit(f"supervise search {q['query']} failed (exit {out.returncode}): {out.stderr.strip()[-300:]}")
                 hits = json.loads(out.stdout)
                 top = [h["session_id"] for h in hits[:5]]

@@ -45,6 +45,10 @@ def version_output(path: str, profile: profiles.Profile, env: Mapping[str, str])
         os.killpg(proc.pid, signal.SIGKILL)  # with whatever it started (node, a Python)
         proc.communicate()
         return None, f"did not answer in {timeout:g} s"
+    except BaseException:  # Ctrl-C: its own session is out of the terminal's reach, so we end it
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     text = (out or err).decode(errors="replace")
     if proc.returncode != 0:
         reason = (plain(err.decode(errors="replace")).strip().splitlines() or [""])[-1][:120]

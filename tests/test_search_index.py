@@ -96,8 +96,8 @@ def test_a_line_printed_amid_heavy_output_is_found_while_the_output_goes_on(tmp_
         sid = latest()["id"]
         reading = threading.Thread(target=drain, args=(child,), daemon=True)
         reading.start()  # read on, as a terminal does, or the output stops
-        found = wait_for(
-            lambda: json.loads(run_cli("search", "bittern", "--json", cwd=tmp_path, check=True).stdout),
+        found = wait_for(  # (nothing found yet is exit 1)
+            lambda: (lambda p: p.returncode == 0 and json.loads(p.stdout))(run_cli("search", "bittern", "--json", cwd=tmp_path)),
             30,
             what="the bittern line found by search",
         )

@@ -96,7 +96,19 @@ def route(argv: list[str]) -> list[str]:
         assert c.callback is not None  # each command above is registered with its function
         commands.add(c.name or c.callback.__name__.replace("_", "-"))
     commands |= {g.name for g in app.registered_groups if g.name is not None}  # each is added with its name
-    return routing.route(argv, commands, routing.run_options(running.run))
+    return routing.route(argv, commands, routing.run_options(running.run), _options_of)
+
+
+def _options_of(name: str) -> dict[str, bool]:
+    """The options of our command `name` (of a group: its own, before its subcommand's)."""
+    for c in app.registered_commands:
+        if c.callback is not None and (c.name or c.callback.__name__.replace("_", "-")) == name:
+            return routing.run_options(c.callback)
+    for g in app.registered_groups:
+        if g.name == name and g.typer_instance is not None and g.typer_instance.registered_callback is not None:
+            callback = g.typer_instance.registered_callback.callback
+            return routing.run_options(callback) if callback is not None else {}
+    return {}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,11 +15,19 @@ from ..errors import SuperviseError
 def main() -> None:
     _standard_fds()
     argv = sys.argv[1:]
-    if len(argv) > 1 and argv[0] == "--":
-        guarded(lambda: sys.exit(_run(argv[1:])))
-    from .app import main as cli_main
+    try:
+        if len(argv) > 1 and argv[0] == "--":
+            guarded(lambda: sys.exit(_run(argv[1:])))
+        from .app import main as cli_main
 
-    cli_main(argv)
+        cli_main(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C where a command did not take it itself (a search, a doctor check): the user
+        # asked it to stop, and knows why; what is left of its output is dropped.
+        if os.environ.get("SUPERVISE_DEBUG"):
+            raise
+        _quiet_stdout()
+        sys.exit(130)
 
 
 def _standard_fds() -> None:

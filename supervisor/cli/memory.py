@@ -21,6 +21,7 @@ from .shared import local_time, open_store
 PROJECT_HELP = "Only this folder's project (its git repository, wherever it was; default: the current folder's)."
 ALL_HELP = "Every project, not only the current folder's."
 PROJECT_SHOWN = 16  # characters of a project's name in a hit's line
+QUERY_SHOWN = 80  # characters of a query echoed in a line (a pasted page would be one line of it)
 LOOKUP_WAIT = 1.0  # seconds a search may wait for its count to go out (an endpoint that never answers)
 
 
@@ -67,10 +68,13 @@ def search(
     text = " ".join(words)
     scope_project = project_scope(folder, everywhere)
     try:
-        scope = searching.Scope(project=scope_project, agent=agent, since=query.since(since) if since else None)
         query.match(text)
     except query.BadQuery as exc:
-        raise SuperviseError(f"search: {exc}", "give a word to look for, or --since 7d", exit_code=2) from None
+        raise SuperviseError(f"search: {exc}", 'give the words to look for: `supervise search retry`, "a phrase"', exit_code=2) from None
+    try:
+        scope = searching.Scope(project=scope_project, agent=agent, since=query.since(since) if since else None)
+    except query.BadQuery as exc:
+        raise SuperviseError(f"search: --since {exc}", "give a date (2026-11-20) or an age (90m, 12h, 7d, 2w)", exit_code=2) from None
     store = open_store(write=reindex)
     scope = replace(scope, project=project_key(store, scope_project))
     if reindex:
@@ -90,11 +94,12 @@ def _print_hits(hits: list, text: str, scope_project: Optional[str], as_json: bo
 
     if as_json:
         typer.echo(json_rows([h.as_json() for h in hits]))
-        return
-    if not hits:
+    if not hits:  # as grep: nothing found is exit 1, in either form
         where = "in any project" if scope_project is None else f"in {plain(scope_project, newlines=False)} (--all: every project)"
-        typer.echo(f"supervise: nothing found for {text!r} {where}", err=True)
+        typer.echo(f"supervise: nothing found for {clip(plain(text, newlines=False), QUERY_SHOWN)!r} {where}", err=True)
         raise typer.Exit(1)
+    if as_json:
+        return
     bold = sys.stdout.isatty()
     for h in hits:
         name = _name(plain(names.get(h.project_key or "") or os.path.basename(h.project or "") or "-", newlines=False))
@@ -167,11 +172,16 @@ def mcp_install(
 ) -> None:
     """Add supervise's MCP server to an agent CLI's own config, through the agent's own
     `mcp add` command, for its sessions outside supervise too."""
-    from ..memory import install
+    from ..memory import install, launch
 
     command = install.command(agent)
     if dry_run:
         typer.echo(shlex.join(command))
         return
-    install.run(command)
+    there = install.run(agent, command)
+    if there is not None:
+        typer.echo(
+            f"supervise: {agent} already has an MCP server named {launch.NAME}: left as it is ({command[0]} said: {there})", err=True
+        )
+        return
     typer.echo(f"supervise: {agent} now has supervise's MCP server (`{shlex.join(command)}`)", err=True)

@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Callable, Iterable, Mapping
 
 from ..errors import SuperviseError
-from ..plaintext import quoted
+from ..plaintext import clip, quoted
 
 TOP_LEVEL = ("-h", "--help", "--version", "-V")
 # Options whose value may be left out, and what they then mean (Typer has no such option).
@@ -39,8 +39,11 @@ def option_names(command: Callable) -> list[str]:
     ]
 
 
-def route(argv: list[str], commands: Iterable[str], options: Mapping[str, bool]) -> list[str]:
-    """The command line Typer is to see."""
+def route(
+    argv: list[str], commands: Iterable[str], options: Mapping[str, bool], options_of: Callable[[str], Mapping[str, bool]] | None = None
+) -> list[str]:
+    """The command line Typer is to see (`options_of`: a command's own options, for the hint
+    when one of ours is typed after run options)."""
     first = argv[0]
     if first == "run":
         check_options(argv[1:], options)
@@ -52,7 +55,9 @@ def route(argv: list[str], commands: Iterable[str], options: Mapping[str, bool])
     if first == "help":
         return ["--help", *argv[1:]]
     if first.startswith("-") and first != "-":
-        check_options(argv, options)
+        at = check_options(argv, options)
+        if at is not None and argv[at] in commands and shutil.which(argv[at]) is None:
+            raise _ours_after_options(argv[:at], argv[at], argv[at + 1 :], options, options_of)
         return ["run", *argv]
     if "/" not in first and shutil.which(first) is None:
         raise SuperviseError(
@@ -77,13 +82,16 @@ def with_optional_values(argv: list[str]) -> list[str]:
     return out
 
 
-def check_options(args: list[str], options: Mapping[str, bool]) -> None:
-    """Every option before the command (`--` or the first plain word) is one of `options`."""
+def check_options(args: list[str], options: Mapping[str, bool]) -> int | None:
+    """Every option before the command (`--` or the first plain word) is one of `options`;
+    where the command's first plain word is (None: after `--`, or none)."""
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg == "--" or not arg.startswith("-") or arg == "-":
-            return
+        if arg == "--":
+            return None
+        if not arg.startswith("-") or arg == "-":
+            return i
         name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
         if name not in options:
             raise SuperviseError(
@@ -91,6 +99,36 @@ def check_options(args: list[str], options: Mapping[str, bool]) -> None:
             )
         takes_value = options[name] and "=" not in arg and (arg.startswith("--") or len(arg) == 2)
         i += 2 if takes_value else 1
+    return None
+
+
+def _ours_after_options(
+    given: list[str], command: str, rest: list[str], options: Mapping[str, bool], options_of: Callable[[str], Mapping[str, bool]] | None
+) -> SuperviseError:
+    """`supervise --name x demo`: `demo` is a command of ours, and no program of that name
+    would run; the command as it would be typed, and the options it does not take."""
+    own = options_of(command) if options_of else {}
+    kept: list[str] = []
+    dropped: list[str] = []
+    i = 0
+    while i < len(given):
+        arg = given[i]
+        name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
+        width = 2 if options[name] and "=" not in arg and (arg.startswith("--") or len(arg) == 2) and i + 1 < len(given) else 1
+        if name in own:
+            kept += given[i : i + width]
+        else:
+            dropped.append(name)
+        i += width
+    typed = clip(" ".join(["supervise", command, *(quoted(a) for a in (*kept, *rest))]), 120)
+    hint = f"did you mean `{typed}`?"
+    if dropped:
+        hint += f" It takes no {', '.join(dict.fromkeys(dropped))}"
+    return SuperviseError(
+        f"'{quoted(command)}' is one of supervise's own commands, and no program of that name is on PATH to run",
+        f"{hint}; a program to run goes after `--`",
+        exit_code=2,
+    )
 
 
 def _nearest(word: str, choices: Iterable[str], prefix: str) -> str | None:

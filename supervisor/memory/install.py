@@ -5,12 +5,13 @@ outside supervise too."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 
 from .. import profiles
 from ..errors import SuperviseError
-from ..plaintext import quoted
+from ..plaintext import clip, plain, quoted
 from . import launch
 
 TIMEOUT = 60  # seconds the agent's command may take
@@ -23,11 +24,17 @@ def command(agent: str) -> list[str]:
     profile = profiles.get(agent)
     added = profile.mcp_add(launch.server(os.environ))
     if added is None:
-        raise SuperviseError(f"{agent} cannot be given an MCP server: {profile.mcp_note}", "see docs/memory.md", exit_code=2)
+        why = profile.mcp_add_note or profile.mcp_note or "it has no command that adds an MCP server to its own configuration"
+        given = "run under supervise, it is given the server for each run; " if profile.mcp_note is None else ""
+        raise SuperviseError(
+            f"{agent} cannot be given an MCP server by `supervise mcp install`: {why}", f"{given}see docs/memory.md", exit_code=2
+        )
     return added
 
 
-def run(argv: list[str]) -> None:
+def run(agent: str, argv: list[str]) -> str | None:
+    """Run the agent's command; None when it added the server, or what the agent said when
+    its config has a server of that name already (run twice: nothing to do)."""
     if shutil.which(argv[0]) is None:
         raise SuperviseError(f"{argv[0]} is not installed here (not on PATH)", "install it first, or add it to PATH")
     try:
@@ -36,6 +43,10 @@ def run(argv: list[str]) -> None:
         raise SuperviseError(
             f"{argv[0]} did not finish adding the server within {TIMEOUT} s", "run the command yourself: see --dry-run"
         ) from None
-    if done.returncode != 0:
-        said = " ".join((done.stderr or done.stdout).split())[:300]
-        raise SuperviseError(f"{argv[0]} refused to add the server: {said}", "run the command yourself: see --dry-run")
+    if done.returncode == 0:
+        return None
+    said = clip(plain(" ".join((done.stderr or done.stdout).split()), newlines=False), 300)
+    exists = profiles.get(agent).mcp_add_exists
+    if exists is not None and (m := re.search(exists, said)):
+        return m.group()
+    raise SuperviseError(f"{argv[0]} refused to add the server: {said}", "run the command yourself: see --dry-run")

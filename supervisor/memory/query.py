@@ -24,6 +24,7 @@ _WORD = re.compile(r"\w+")
 _TERM = re.compile(r'"([^"]*)"|(\S+)')
 _RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+OLDEST = 100  # years: the farthest back an age reaches (no session is older; a larger one overflows a date)
 
 
 class BadQuery(ValueError):
@@ -54,16 +55,25 @@ def since(text: str, now: datetime | None = None) -> str:
     2w), as the UTC ISO time the store compares with."""
     now = now or datetime.now(timezone.utc)
     text = text.strip()
+    shown = clip(plain(text, newlines=False), 40)
     m = _RELATIVE.match(text.lower())
     if m:
-        return (now - timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})).isoformat(timespec="milliseconds")
+        unit = timedelta(**{_UNITS[m.group(2)]: 1})
+        most = timedelta(days=365 * OLDEST) // unit
+        if int(m.group(1)) > most:
+            raise BadQuery(f"'{shown}' is too far back: an age is at most {most}{m.group(2)} ({OLDEST} years)")
+        return (now - int(m.group(1)) * unit).isoformat(timespec="milliseconds")
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
-        raise BadQuery(f"'{clip(plain(text, newlines=False), 40)}' is not a date or an age") from None
-    if when.tzinfo is None:
-        when = when.astimezone()  # the user's own clock
-    return when.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+        raise BadQuery(f"'{shown}' is not a date or an age") from None
+    try:
+        if when.tzinfo is None:
+            when = when.astimezone()  # the user's own clock
+        when = when.astimezone(timezone.utc)
+    except (OverflowError, ValueError):  # its time zone takes it past year 1 or 9999: the calendar's end
+        when = (datetime.min if when.year == 1 else datetime.max).replace(tzinfo=timezone.utc)
+    return when.isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,10 @@ class Profile:
     summary_rank: int = 100
     # Why it is not given supervise's MCP server for a run (None: it is, by `with_mcp`).
     mcp_note: str | None = "it has no MCP configuration of its own for one run"
+    # Why `mcp_add` gives no command, where `mcp_note` does not say it (`supervise mcp install`).
+    mcp_add_note: str | None = None
+    # What its `mcp add` answers (a regex) when its config has a server of that name already.
+    mcp_add_exists: str | None = None
 
     def __init__(self, name: str):
         self.name = name

@@ -34,6 +34,7 @@ def resume_argv(argv: list[str], from_session: str | None) -> list[str]:
 
 class SuperviseAgent(Profile):
     own = True
+    mcp_add_note = "it is supervise's own agent: supervise's tools are built into it"
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
         return Resumed(resume_argv(argv, None if fresh else session["id"]), inject="auto" if fresh else "off")

@@ -78,6 +78,7 @@ class ClaudeCode(Profile):
     summary_rank = 0
     quiet_env = summary.QUIET_ENV
     mcp_note = None
+    mcp_add_exists = r"MCP server \S+ already exists"  # `claude mcp add` refuses a name it has (exit 1)
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked:
         path = folder / MCP_FILE

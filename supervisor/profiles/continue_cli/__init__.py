@@ -36,6 +36,7 @@ def mcp_block(server: McpServer) -> str:
 class ContinueCli(Profile):
     transcript = transcript
     mcp_note = None
+    mcp_add_note = "it has no `mcp add` command: its servers are listed in ~/.continue/config.yaml"
     version_timeout = 10.0  # a bundle of 30 MB: over a second to start on an idle machine
     # no telemetry; its release check at start-up cannot be turned off, and fails quietly offline
     quiet_env = {"CONTINUE_METRICS_ENABLED": "0", "CONTINUE_CLI_ENABLE_TELEMETRY": "0", "CONTINUE_CLI_AUTO_UPDATED": "1"}

@@ -35,6 +35,7 @@ class Copilot(Profile):
     quiet_env = {"COPILOT_AUTO_UPDATE": "false"}
     version_timeout = 15.0  # its first run unpacks itself into ~/.cache/copilot
     mcp_note = None
+    mcp_add_exists = r'Server "[^"]+" already exists'  # `copilot mcp add` refuses a name it has (exit 1)
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
         argv = without_resume(argv)

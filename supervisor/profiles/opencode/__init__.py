@@ -79,8 +79,10 @@ class OpenCode(Profile):
             return None
         return Hooked(argv, {CONFIG_ENV: json.dumps(merged(mcp_config(server), theirs))})
 
-    def mcp_add(self, server: McpServer) -> list[str] | None:
-        return None  # `opencode mcp add` only asks its questions on a terminal
+    def mcp_add(self, server: McpServer) -> list[str]:
+        # its `mcp add` takes the server on its command line, no question asked (seen on 1.18.33)
+        env = [arg for k, v in server.env.items() for arg in ("--env", f"{k}={v}")]
+        return ["opencode", "mcp", "add", server.name, *env, "--", server.command, *server.args]
 
 
 PROFILE = OpenCode("opencode")
