@@ -82,6 +82,12 @@ def with_optional_values(argv: list[str]) -> list[str]:
     return out
 
 
+def _option(arg: str, options: Mapping[str, bool]) -> tuple[str, int]:
+    """An option word's name, and how many words it spans (2: its value is the next word)."""
+    name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
+    return name, 2 if options.get(name) and "=" not in arg and (arg.startswith("--") or len(arg) == 2) else 1
+
+
 def check_options(args: list[str], options: Mapping[str, bool]) -> int | None:
     """Every option before the command (`--` or the first plain word) is one of `options`;
     where the command's first plain word is (None: after `--`, or none)."""
@@ -92,13 +98,12 @@ def check_options(args: list[str], options: Mapping[str, bool]) -> int | None:
             return None
         if not arg.startswith("-") or arg == "-":
             return i
-        name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
+        name, width = _option(arg, options)
         if name not in options:
             raise SuperviseError(
                 f"unknown option '{quoted(name)}'", _nearest(name, options, "") or "`supervise run --help` lists the options", exit_code=2
             )
-        takes_value = options[name] and "=" not in arg and (arg.startswith("--") or len(arg) == 2)
-        i += 2 if takes_value else 1
+        i += width
     return None
 
 
@@ -112,9 +117,7 @@ def _ours_after_options(
     dropped: list[str] = []
     i = 0
     while i < len(given):
-        arg = given[i]
-        name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
-        width = 2 if options[name] and "=" not in arg and (arg.startswith("--") or len(arg) == 2) and i + 1 < len(given) else 1
+        name, width = _option(given[i], options)
         if name in own:
             kept += given[i : i + width]
         else:

@@ -297,11 +297,13 @@ class Store:
 
     # -- events -----------------------------------------------------------------------------
 
-    def add_event(self, session_id: str, event: Event) -> int:
-        return self._insert("events", _event_row(session_id, event))
+    def add_event(self, session_id: str, event: Event, masked: bool = False) -> int:
+        """`masked`: its detail has been masked already (the events thread masks once for the
+        store and its subscribers alike)."""
+        return self._insert("events", _event_row(session_id, event, masked))
 
-    def update_event_detail(self, event_id: int, detail: Mapping[str, Any]) -> None:
-        self._update("events", event_id, {"detail": json.dumps(masked_data(dict(detail)), ensure_ascii=False)})
+    def update_event_detail(self, event_id: int, detail: Mapping[str, Any], masked: bool = False) -> None:
+        self._update("events", event_id, {"detail": _detail_json(detail, masked)})
 
     # -- contexts -------------------------------------------------------------------------------
 
@@ -345,13 +347,17 @@ class Store:
         return out
 
 
-def _event_row(session_id: str, e: Event) -> dict:
+def _detail_json(detail: Mapping[str, Any], masked: bool) -> str:
+    return json.dumps(dict(detail) if masked else masked_data(dict(detail)), ensure_ascii=False)
+
+
+def _event_row(session_id: str, e: Event, masked: bool = False) -> dict:
     return {
         "session_id": session_id,
         "time": e.time,
         "offset": round(e.offset, 6),
         "kind": e.kind,
-        "detail": json.dumps(masked_data(dict(e.detail)), ensure_ascii=False),
+        "detail": _detail_json(e.detail, masked),
     }
 
 

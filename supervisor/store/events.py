@@ -175,7 +175,7 @@ class EventSink:
         for key, value in detail.items():
             current.setdefault(key, value)
         if self.store is not None and event_id is not None:
-            self._write(self.store.update_event_detail, event_id, current)
+            self._write(self.store.update_event_detail, event_id, current, masked=True)
 
     # -- the events thread's writes (a subscriber on it calls these) -------------------------------
 
@@ -199,4 +199,4 @@ class EventSink:
     def _insert(self, kind: str, t: float, detail: dict) -> int | None:
         if self.store is None:
             return None
-        return self.store.add_event(self.session_id, Event(kind, detail, t, utcnow()))
+        return self.store.add_event(self.session_id, Event(kind, detail, t, utcnow()), masked=True)

@@ -281,7 +281,7 @@ def m014_secrets_masked(db: sqlite_utils.Database) -> None:
     import json
 
     from .. import commandline, paths
-    from ..redact import redact, redact_data
+    from ..redact import redact
 
     size = db.execute("select coalesce(sum(length(text)), 0) from log_chunks").fetchone()[0]
     if size:
@@ -303,17 +303,21 @@ def m014_secrets_masked(db: sqlite_utils.Database) -> None:
             "update sessions set argv = ?, command = ?, name = ? where id = ?",
             [json.dumps(commandline.masked(argv)), shown, redact(name) if name else name, sid],
         )
-    _masked_rows(db, "events", ["detail"], lambda v: _json_masked(v, commandline.masked_data, redact))
-    _masked_rows(db, "contexts", ["prompt", "context", "error"], lambda v: _json_masked(v, redact_data, redact))
-    _masked_rows(db, "messages", ["content"], lambda v: _json_masked(v, redact_data, redact))
+    _masked_rows(db, "events", ["detail"], _json_masked)
+    _masked_rows(db, "contexts", ["prompt", "context", "error"], _json_masked)
+    _masked_rows(db, "messages", ["content"], _json_masked)
     _masked_rows(db, "log_chunks", ["text"], redact)
 
 
-def _json_masked(value: str, redact_data: Callable, redact: Callable) -> str:
+def _json_masked(value: str) -> str:
+    """A stored JSON text masked as it is stored now (a text that is not JSON masked as text)."""
     import json
 
+    from ..commandline import masked_data
+    from ..redact import redact
+
     try:
-        return json.dumps(redact_data(json.loads(value)), ensure_ascii=False)
+        return json.dumps(masked_data(json.loads(value)), ensure_ascii=False)
     except ValueError:
         return redact(value)
 
