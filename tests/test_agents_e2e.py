@@ -24,6 +24,7 @@ from supervisor.doctor import agents as doctor_agents
 KITS = [importlib.import_module(f"kits.{m.name}") for m in pkgutil.iter_modules(kits.__path__)]
 FIRST = "turn 1: write src/totals.py to sum data.csv amounts"
 SECOND = "turn 2: rename the total column in src/totals.py"
+THIRD = "turn 3: add a test for src/totals.py"
 HEAD = "[supervise] You are continuing earlier work"
 
 
@@ -88,6 +89,8 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
     # supervise types its context back once the agent is idle again, and sees it taken
     [given] = until(screen, lambda: [i for i in injections(sid) if i.get("confirmed")] or None, 120)
     assert given["reason"] == "compaction" and given["context_session"] == sid
+    door = profiles.get(kit.NAME).door
+    assert given["channel"] == ("hook" if door else "typed"), given  # its own door where it has one
     kit.idle(screen)
     turn(kit, screen, SECOND)
     # with the next turn at the latest (a hook's context goes with it)
@@ -117,6 +120,10 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
 
     resumed = start(["resume", sid])
     child = until(resumed, lambda: (lambda c: c if c["id"] != sid else None)(latest()), 30)
+    if door and not injections(child["id"]):  # a door that asks before the user's prompt: it goes with the first
+        asked = len(api.requests)
+        turn(kit, resumed, THIRD)
+        assert [r for r in api.requests[asked:] if HEAD in json.dumps(r.body)], "the resumed context never reached its model"
     until(resumed, lambda: injections(child["id"]) or None, 120)
     kit.idle(resumed)
     kit.quit(resumed)
@@ -128,6 +135,8 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
     expected = profiles.get(kit.NAME).resume(list(s["argv"]), s, fresh=False).argv
     assert child["argv"] == expected  # its own resume flag, where its profile knows one
     assert injections(child["id"])[0]["reason"] == "resume"
+    if door:  # nothing typed into it, in either run
+        assert [i["channel"] for i in injections(sid) + injections(child["id"])] == ["hook", "hook"]
 
 
 @pytest.mark.parametrize("kit", KITS, ids=lambda kit: kit.NAME)

@@ -29,7 +29,7 @@ def test_the_settings_file_adds_our_hook_and_asks_for_startup_only_when_resumed(
 
 
 def run_hook(env, payload):
-    command = claude.hook_command()
+    command = claude.PROFILE.hook_command()
     return subprocess.run(
         command, shell=True, input=json.dumps(payload), capture_output=True, text=True, env={"PATH": os.environ["PATH"], **env}, timeout=30
     )

@@ -197,3 +197,45 @@ def test_with_a_context_ready_and_a_continue_pending_the_hook_gives_the_context_
     inj.on_idle_event(6.0)
     inj.tick(6.1)
     assert recorded[-1]["wait"] == 9 and recorded[-1]["typed"] is True and inj.pending_continue is None
+
+
+# -- a door that asks before the user's prompts (a plugin, an extension) ----------------------------
+
+
+def test_once_the_agents_door_is_open_nothing_is_typed_and_it_takes_the_context_before_the_next_prompt():
+    """A context not ready when the compaction ended: the door's compaction ask gets nothing,
+    nothing is typed while the agent idles, and the user's next prompt takes it, once."""
+    inj, sent, recorded = injector()
+    assert inj.hook("open", lambda: 0.5, wait=5) is None and recorded == []
+    inj.on_event("compaction_started", 1.0)
+    assert inj.hook("compact", lambda: 2.0, wait=0) is None
+    inj.on_context(Context("s1", 1, PROMPT, made=3.0))
+    idle_at(inj, 3.5)
+    inj.tick(10.0)
+    assert sent == [] and not inj._has_work()  # the door will take it: no typing, no ticking
+    assert inj.hook("prompt", lambda: 11.0, wait=30) == PROMPT
+    assert [(r["channel"], r["reason"], r["source"]) for r in recorded] == [("hook", "compaction", "prompt")]
+    assert inj.hook("prompt", lambda: 12.0, wait=30) is None  # given once
+
+
+def test_a_door_gives_a_resumed_sessions_context_with_the_first_prompt_and_a_continue_is_still_typed():
+    inj, sent, recorded = injector()
+    inj.hook("open", lambda: 0.1, wait=0)
+    inj.resume()
+    inj.on_context(Context("parent", 4, PROMPT, made=0.5))
+    inj.give_continue(Continue(3, "continue"))
+    idle_at(inj, 1.0)
+    inj.tick(2.0)
+    assert [m.data for m in sent] == [PASTE_START + "continue" + PASTE_END]  # no door for a continue
+    assert inj.hook("prompt", lambda: 3.0, wait=0) == PROMPT
+    assert recorded[-1]["reason"] == "resume" and recorded[-1]["channel"] == "hook"
+
+
+def test_until_a_door_says_it_is_open_the_context_is_typed():
+    inj, sent, _ = injector()
+    inj.on_event("compaction_started", 1.0)
+    inj.on_event("compaction_finished", 2.0)
+    inj.on_context(Context("s1", 1, PROMPT, made=1.5))
+    idle_at(inj, 2.5)
+    inj.tick(4.0)
+    assert [m.data for m in sent] == [PASTE_START + PROMPT + PASTE_END]

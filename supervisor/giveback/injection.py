@@ -9,8 +9,11 @@ itself: it asks the PTY loop to (`send`), and the loop, which sees the user's ke
 last word (it declines while the user is typing and holds their keys back meanwhile).
 
 Two channels:
-- hook: an agent's own hook (its profile's: after a compaction, on resume, at start-up) asks us over a
-  socket, and we answer with the context, or a new session's brief (its hook hands it over). Nothing is typed.
+- hook: an agent's own door (its profile's hook, plugin or extension: after a compaction, on
+  resume, at start-up, before a prompt of the user's) asks us over a socket, and we answer with
+  the context, or a new session's brief. Nothing is typed. A door that says it is open (a
+  plugin or extension loaded, which asks before each of the user's prompts) takes every
+  context from then on; until one does, the typed channel stays the fallback.
 - typed: once the context is due and ready, the agent idle at its prompt (idle pattern, no
   busy line, no dialog on screen) and its output quiet, the prompt is typed in: as one
   bracketed paste if the agent enabled it, else as one line; Enter goes separately. It is
@@ -36,6 +39,8 @@ QUIET = 0.6  # seconds of no output before typing: the agent has finished drawin
 CONFIRM_WAIT = 8.0  # after Enter, how long the agent has to take the text
 DECLINED_PAUSE = 1.0  # after the loop declined (the user was typing), wait this long
 START_REASONS = ("resume", "brief")  # what an agent's hook may be given as it starts
+OPENED = "open"  # the source a door asks with once loaded: it will ask before the user's prompts
+PROMPT = "prompt"  # the source a door asks with before the user's prompt: whatever is due, no wait
 
 
 class Injector:
@@ -50,6 +55,7 @@ class Injector:
     ):
         self.mode = mode  # contexts: auto | type | off
         self.closed = False
+        self.door_open = False  # the agent's own door asks before each prompt: nothing to type
         self._woken = False
         self._send = send
         self._record = record  # (event kind, t, detail)
@@ -218,8 +224,9 @@ class Injector:
         return c
 
     def _next(self) -> Context | Continue | None:
-        """What to type next: a context that is ready, else a continue that waits."""
-        return self.ready() or self.pending_continue
+        """What to type next: a context that is ready (unless the agent's door takes it),
+        else a continue that waits."""
+        return (None if self.door_open else self.ready()) or self.pending_continue
 
     def tick(self, now: float) -> None:
         with self._locked():
@@ -323,20 +330,27 @@ class Injector:
     # -- the hook channel -----------------------------------------------------------------------
 
     def hook(self, source: str, now: Callable[[], float], wait: float) -> str | None:
-        """The agent's hook asks for context (blocks up to `wait` seconds).
+        """The agent's door asks for context as `source` says (blocks up to `wait` seconds).
         Returns the prompt to hand over, or None (nothing due, or not ready in time: the
-        typed channel then takes over once it is)."""
+        typed channel, or an open door's next ask, gives it once it is)."""
         with self._locked():
             if self.mode == "off" or self.closed:
+                return None
+            if source in (OPENED, PROMPT) and not self.door_open:
+                self.door_open = True
+                self._cond.notify_all()
+            if source == OPENED:
                 return None
             if source == "compact":
                 if self.due is None or self.due.reason != "compaction":
                     self._compaction_due(now())
+            elif source == PROMPT:
+                wait = 0  # the user's prompt goes now, with whatever is ready
             elif self.due is None or self.due.reason not in START_REASONS:
                 return None  # a plain start (or /resume of another session): nothing to give
             deadline = now() + wait
             while True:
-                if self.attempt is not None:
+                if self.attempt is not None and not isinstance(self.attempt.context, Continue):
                     return None  # already being typed
                 c = self.ready()
                 if c is not None:

@@ -2,7 +2,7 @@
 
 A profile is the agent's pattern file (`patterns/NAME.toml`: how it is recognised, what its
 screen says, its one-shot flags) and, for what data cannot say, a module here named for it:
-how it is resumed, how a context reaches it besides typing (a hook), where its own transcript
+how it is resumed, its own door for a context (a hook, a plugin, an extension), where its own transcript
 lives and how to read it, and its headless summary command. The generic modules take a
 profile (`get`) and name no agent; an agent with no module is a plain terminal program to
 them.
@@ -19,7 +19,7 @@ from .base import Hooked, McpServer, Profile, Resumed
 __all__ = ["Hooked", "McpServer", "Profile", "Resumed", "clis", "get", "shipped", "summarizers"]
 
 # The modules here that are no agent's: what every profile is built from.
-_NOT_AGENTS = {"base", "headless", "recordfiles"}
+_NOT_AGENTS = {"base", "headless", "hook", "recordfiles"}
 
 
 def _module_name(name: str) -> str:

@@ -82,6 +82,9 @@ class Profile:
     # updates or phoning home.
     version_timeout: float = 5.0
     quiet_env: Mapping[str, str] = {}
+    # Its own door for the context (a hook, a plugin, an extension), in a few words for the
+    # README's table and `doctor`; None: the context is typed at its prompt.
+    door: str | None = None
     # One of supervise's own (its coding agent), not a CLI installed beside it.
     own: bool = False
     # Among the agents that can summarize, the order `auto` tries them in (lower first).

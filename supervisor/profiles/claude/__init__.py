@@ -8,13 +8,12 @@ backend on the user's login (summary.py)."""
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from .. import hook
 from ..base import Hooked, McpServer, Profile, Resumed, without_options
-from . import hook, summary, transcript
+from . import summary, transcript
 
 RESUME_FLAGS = ("--resume", "-r")
 CONTINUE_FLAGS = ("--continue", "-c")
@@ -41,18 +40,13 @@ def has_own_settings(argv: list[str]) -> bool:
     return any(a == "--settings" or a.startswith("--settings=") for a in argv[1:])
 
 
-def hook_command() -> str:
-    script = Path(__file__).resolve().parent / "hook.py"
-    return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))}"
-
-
 def settings(at_start: bool) -> dict:
     # "startup" only when there is something to give at the start (a resumed session started
     # fresh, a brief): a plain start has nothing.
     matcher = "compact|resume" + ("|startup" if at_start else "")
     return {
         "hooks": {
-            "SessionStart": [{"matcher": matcher, "hooks": [{"type": "command", "command": hook_command(), "timeout": HOOK_TIMEOUT}]}]
+            "SessionStart": [{"matcher": matcher, "hooks": [{"type": "command", "command": hook.command(), "timeout": HOOK_TIMEOUT}]}]
         }
     }
 
@@ -76,6 +70,7 @@ class ClaudeCode(Profile):
     transcript = transcript
     summary = summary
     summary_rank = 0
+    door = "its SessionStart hook, in a settings file of the run's own (--settings)"
     quiet_env = summary.QUIET_ENV
     mcp_note = None
     mcp_add_exists = r"MCP server \S+ already exists"  # `claude mcp add` refuses a name it has (exit 1)
@@ -110,7 +105,7 @@ class ClaudeCode(Profile):
         return Hooked(with_settings(argv, path), self.hook_env(socket), {path: json.dumps(settings(at_start), indent=2)})
 
     def hook_command(self) -> str | None:
-        return hook_command()
+        return hook.command()
 
     def hook_env(self, socket: str) -> dict[str, str]:
         return {hook.SOCKET_ENV: socket}

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 
 from .. import headless
 from ..headless import DROPPED_ENV, Answer, Failed, Settings, first_line as _line, whole as _int
-from .hook import SOCKET_ENV
+from ..hook import SOCKET_ENV
 
 LABEL = "claude -p"
 LOGIN = "`claude`, then /login"

@@ -1,16 +1,23 @@
 """pi (npm @mariozechner/pi-coding-agent): its session files, resume by session id.
 
 Read off its screen and its session files (transcript.py: the user's words are only there,
-its screen draws them as it draws replies), given its context by typing. It has no MCP
-client (by design: its tools are CLI programs with READMEs, or extensions) and no
+its screen draws them as it draws replies). It is given its context through an extension of
+ours (supervise.js), loaded for the run with `-e` beside the user's own: after a compaction,
+and before each of the user's prompts (a resumed or briefed session's context), it asks the
+recorder's hook socket and adds the context to pi's next request; nothing typed. It has no
+MCP client (by design: its tools are CLI programs with READMEs, or extensions) and no
 permission dialogs."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
-from ..base import Profile, Resumed, by_session_or_continue, without_options
+from .. import hook
+from ..base import Hooked, Profile, Resumed, by_session_or_continue, without_options
 from . import transcript
+
+EXTENSION = Path(__file__).with_name("supervise.js")
 
 # Options that pick which session it opens (the one given replaces them), with a value or not.
 _SESSION_VALUE = ("--session", "--fork", "--session-dir")
@@ -28,9 +35,18 @@ class Pi(Profile):
     quiet_env = {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"}
     version_timeout = 10.0
     mcp_note = "it has no MCP client of its own (an extension would have to add one)"
+    door = "an extension loaded for the run (-e)"
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
         return by_session_or_continue(argv, session, fresh, without_session)
+
+    def hooks(self, argv: list[str]) -> bool:
+        return True
+
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool) -> Hooked:
+        # the extension as shipped, copied into the run's private folder (a path pi loads as is)
+        path = folder / EXTENSION.name
+        return Hooked([argv[0], "-e", str(path), *argv[1:]], {hook.SOCKET_ENV: socket}, {path: EXTENSION.read_text(encoding="utf-8")})
 
 
 PROFILE = Pi("pi")
