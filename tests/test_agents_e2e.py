@@ -78,6 +78,9 @@ def injections(sid):
 
 def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_flag(agent):
     kit, start, api, env = agent
+    marker = Path(env["HOME"]) / "their-own-hook-ran"
+    if hasattr(kit, "user_hook"):  # the user's own hook (plugin, extension) of the kind our door is
+        kit.user_hook(env, marker)
     screen = start(["--", str(kit.binary()), *kit.ARGV])
     sid = latest()["id"]
     turn(kit, screen, FIRST, sid)
@@ -97,6 +100,7 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
     assert [r for r in api.requests if HEAD in json.dumps(r.body)], "the agent never sent our context to its model"
     kit.quit(screen)
     recorder_done(sid, 240)
+    assert marker.exists() or not hasattr(kit, "user_hook"), "the user's own hook did not run beside ours"
 
     s = session(sid)
     if profiles.get(kit.NAME).transcript is not None:  # its own record of the run was found and followed

@@ -4,6 +4,7 @@ Everything supervise knows of an agent CLI is its pattern file and its profile m
 (supervisor/profiles/NAME); the generic modules take a profile. So no other module names an
 agent: not in code, strings or comments (a model id such as claude-haiku-4-5 names a model)."""
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -87,3 +88,25 @@ def test_every_shipped_cli_has_a_profile_and_a_pattern_file():
 def test_a_resumed_agent_carries_its_own_session_on_and_no_earlier_one(agent, ran, carried):
     """The session it was run with is replaced by the one being carried on, its other arguments kept."""
     assert profiles.get(agent).resume(ran, {"id": "s1", "agent_session_id": "new"}, fresh=False).argv == carried
+
+
+def test_qwen_is_given_its_hook_as_system_defaults_that_keep_the_ones_they_replace(tmp_path):
+    from supervisor.profiles import qwen
+
+    admin = tmp_path / "etc" / "system-defaults.json"
+    admin.parent.mkdir()
+    theirs = {"matcher": "startup", "hooks": [{"type": "command", "command": "echo theirs"}]}
+    admin.write_text(json.dumps({"$version": 4, "ui": {"theme": "x"}, "hooks": {"SessionStart": [theirs]}}))
+    env = {"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(admin.parent / "settings.json")}
+    hooked = qwen.PROFILE.with_hook(["qwen", "-y"], tmp_path, str(tmp_path / "h.sock"), at_start=False, env=env)
+    path = tmp_path / qwen.DEFAULTS_FILE
+    assert hooked.argv == ["qwen", "-y"] and hooked.env["QWEN_CODE_SYSTEM_DEFAULTS_PATH"] == str(path)
+    given = json.loads(hooked.files[path])
+    assert given["ui"] == {"theme": "x"} and given["$version"] == 4
+    assert [g["matcher"] for g in given["hooks"]["SessionStart"]] == ["startup", "compact|resume"]
+    # defaults it could not carry over as they are: no door, the context is typed
+    admin.write_text('{"$version": 2, "hooks": {}}')
+    assert qwen.PROFILE.with_hook(["qwen"], tmp_path, "s", at_start=False, env=env).env == {}
+    admin.write_text("{ not json")
+    assert qwen.PROFILE.with_hook(["qwen"], tmp_path, "s", at_start=False, env=env).env == {}
+    assert not qwen.PROFILE.hooks(["qwen", "--bare"])

@@ -110,10 +110,11 @@ class Profile:
         """Whether, run as `argv`, it asks for its context through a hook of its own."""
         return False
 
-    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool) -> Hooked:
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
         """The command line and environment that give it our hook, asking over `socket`
         (files it needs go in the session's private `folder`); `at_start`: it has something
-        to be given as it starts (a resumed session's context, a brief)."""
+        to be given as it starts (a resumed session's context, a brief); `env`: the agent's
+        environment as it is."""
         return Hooked(argv)
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
@@ -144,3 +145,26 @@ class Profile:
     def transcript_dir(self, env: Mapping[str, str], cwd: str) -> Path | None:
         """The folder its transcript files for a session in `cwd` are written to."""
         return self.transcript.folder(env, cwd) if self.transcript else None
+
+
+class HookScript(Profile):
+    """An agent whose door is a hook that runs a command and reads `additionalContext` from
+    its output: the shared hook script (hook.py) is that command."""
+
+    def hook_command(self) -> str | None:
+        from . import hook
+
+        return hook.command()
+
+    def hook_env(self, socket: str) -> dict[str, str]:
+        from . import hook
+
+        return {hook.SOCKET_ENV: socket}
+
+    def hook_reply(self, context: str) -> str:
+        from . import hook
+
+        return hook.output(context)
+
+    def hook_request(self) -> str:
+        return '{"hook_event_name": "SessionStart", "source": "doctor"}'

@@ -25,7 +25,7 @@ def add(plan: Plan, argv: list[str], cleanup: contextlib.ExitStack, env: Mapping
         cleanup.callback(shutil.rmtree, socket_dir, ignore_errors=True)
         plan.hook_socket = str(socket_dir / "hook.sock")
         at_start = resumed or plan.settings.memory.brief
-        _given(plan, plan.profile.with_hook(argv, plan.sdir, plan.hook_socket, at_start=at_start))
+        _given(plan, plan.profile.with_hook(argv, plan.sdir, plan.hook_socket, at_start=at_start, env=plan.env))
     if plan.settings.memory.mcp and plan.pattern_set is not None:
         server = launch.server(env, project, plan.sid, plan.settings.memory.mcp_all_projects)  # the run's scope, carried to it
         _given(plan, plan.profile.with_mcp(plan.argv, plan.sdir, server, plan.env))

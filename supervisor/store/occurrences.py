@@ -62,7 +62,7 @@ class Compactions:
         self.history = history
 
     def given(self) -> None:
-        """The agent was given something (a context typed in): what it shows now is new."""
+        """The agent was typed something (a context, a continue): what it shows now is new."""
         self.history = False
 
     def sight(self, kind: str, t: float, source: str) -> Decision:

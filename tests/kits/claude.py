@@ -5,6 +5,7 @@ tests/test_agents_e2e.py; its own deeper tests are tests/test_claude_e2e.py."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -58,3 +59,13 @@ def quit(screen) -> None:
     deadline = time.monotonic() + 10
     while screen.child.isalive() and time.monotonic() < deadline:
         screen.pump(0.2)
+
+
+def user_hook(env: dict[str, str], marker: Path) -> None:
+    """The user's own SessionStart hook in ~/.claude/settings.json: it writes `marker` as it runs."""
+    path = Path(env["HOME"]) / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    settings = json.loads(path.read_text()) if path.exists() else {}
+    hook = {"type": "command", "command": f"touch {marker}"}
+    settings.setdefault("hooks", {})["SessionStart"] = [{"matcher": "startup", "hooks": [hook]}]
+    path.write_text(json.dumps(settings))

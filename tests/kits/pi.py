@@ -174,3 +174,12 @@ def quit(screen) -> None:
     deadline = time.monotonic() + 15
     while screen.child.isalive() and time.monotonic() < deadline:
         screen.pump(0.2)
+
+
+def user_hook(env: dict[str, str], marker: Path) -> None:
+    """The user's own extension in ~/.pi/agent/extensions: it writes `marker` as it loads."""
+    folder = Path(env["HOME"]) / ".pi" / "agent" / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "mine.js").write_text(
+        f'import fs from "node:fs";\nexport default function () {{ fs.writeFileSync({json.dumps(str(marker))}, "loaded"); }}\n'
+    )

@@ -179,3 +179,12 @@ def quit(screen) -> None:
     screen.type("/quit")
     screen.wait(r"Agent powering down|Goodbye|To continue this session", 30)
     screen.pump(1.0)
+
+
+def user_hook(env: dict[str, str], marker: Path) -> None:
+    """The user's own SessionStart hook in ~/.qwen/settings.json: it writes `marker` as it runs."""
+    path = Path(env["HOME"]) / ".qwen" / "settings.json"
+    settings = json.loads(path.read_text())
+    command = f"touch {marker}"
+    settings.setdefault("hooks", {})["SessionStart"] = [{"matcher": "startup", "hooks": [{"type": "command", "command": command}]}]
+    path.write_text(json.dumps(settings, indent=1))

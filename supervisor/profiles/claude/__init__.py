@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .. import hook
-from ..base import Hooked, McpServer, Profile, Resumed, without_options
+from ..base import Hooked, HookScript, McpServer, Resumed, without_options
 from . import summary, transcript
 
 RESUME_FLAGS = ("--resume", "-r")
@@ -66,7 +66,7 @@ def allowed(server: McpServer) -> str:
     return ",".join(f"mcp__{server.name}__{tool}" for tool in server.tools)
 
 
-class ClaudeCode(Profile):
+class ClaudeCode(HookScript):
     transcript = transcript
     summary = summary
     summary_rank = 0
@@ -100,21 +100,9 @@ class ClaudeCode(Profile):
         # A user's own --settings is left alone (and the context is typed instead).
         return not has_own_settings(argv)
 
-    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool) -> Hooked:
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
         path = folder / SETTINGS_FILE
         return Hooked(with_settings(argv, path), self.hook_env(socket), {path: json.dumps(settings(at_start), indent=2)})
-
-    def hook_command(self) -> str | None:
-        return hook.command()
-
-    def hook_env(self, socket: str) -> dict[str, str]:
-        return {hook.SOCKET_ENV: socket}
-
-    def hook_reply(self, context: str) -> str:
-        return hook.output(context)
-
-    def hook_request(self) -> str:
-        return json.dumps({"hook_event_name": "SessionStart", "source": "doctor"})
 
 
 PROFILE = ClaudeCode("claude")

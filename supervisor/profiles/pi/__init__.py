@@ -43,7 +43,7 @@ class Pi(Profile):
     def hooks(self, argv: list[str]) -> bool:
         return True
 
-    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool) -> Hooked:
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
         # the extension as shipped, copied into the run's private folder (a path pi loads as is)
         path = folder / EXTENSION.name
         return Hooked([argv[0], "-e", str(path), *argv[1:]], {hook.SOCKET_ENV: socket}, {path: EXTENSION.read_text(encoding="utf-8")})
