@@ -101,6 +101,19 @@ def open_private(path: Path, mode: str = "a", **kwargs):
     return os.fdopen(fd, mode, **kwargs)
 
 
+def write_private(path: Path, text: str) -> None:
+    """Replace `path` with `text` at once (a reader sees the old file or the new, never half),
+    only the user able to read it."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
 SOCKET_DIR_PREFIX = "supervise-"
 
 

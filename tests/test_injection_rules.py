@@ -239,3 +239,21 @@ def test_until_a_door_says_it_is_open_the_context_is_typed():
     idle_at(inj, 2.5)
     inj.tick(4.0)
     assert [m.data for m in sent] == [PASTE_START + PROMPT + PASTE_END]
+
+
+def test_a_file_door_is_written_once_a_context_is_due_and_ready_and_nothing_is_typed():
+    sent, recorded, written = [], [], []
+    inj = Injector("auto", send=sent.append, record=lambda kind, t, d: recorded.append(d), write=written.append)
+    inj.on_context(Context("s1", 1, "old " + PROMPT, made=0.5))  # made before the compaction: not for it
+    inj.on_event("compaction_started", 1.0)
+    inj.on_event("compaction_finished", 2.0)
+    idle_at(inj, 2.5)
+    inj.tick(3.0)
+    assert written == [] and sent == []
+    inj.on_context(Context("s1", 2, PROMPT, made=3.5))
+    assert inj._has_work()
+    inj.tick(4.0)
+    inj.tick(5.0)
+    assert written == [PROMPT] and sent == []  # once, and nothing typed
+    assert [(r["channel"], r["reason"], r["round"]) for r in recorded] == [("file", "compaction", 2)]
+    assert not inj._has_work()

@@ -12,7 +12,9 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
+from .. import paths
 from ..channel import Inject, Note, Terminal
 from ..config import Limits
 from ..detection.detector import Seen
@@ -31,6 +33,7 @@ class GiveBack:
         *,
         hook_socket: str | None,
         hook_wait: float,
+        door_file: str | None = None,
         send: Callable[[Inject | Terminal], None],
         record: Callable[[str, float, dict], object],  # (what they return is not used)
         compaction_seen: Callable[[float], object],
@@ -46,7 +49,8 @@ class GiveBack:
         self._name = name
         self.waits = LimitWait(limits)
         self._waits_lock = threading.Lock()
-        self.injector = Injector(mode, send=send, record=self._recorded)
+        self._door_file = door_file
+        self.injector = Injector(mode, send=send, record=self._recorded, write=self._write_door if door_file else None)
         self._hook_wait = hook_wait
         self._compaction_seen = compaction_seen
         self._now = now
@@ -170,6 +174,14 @@ class GiveBack:
         with self._waits_lock:
             left = self.waits.until_due(time.time())
         return None if left is None else min(left, WAIT_CHECK)
+
+    def _write_door(self, text: str) -> None:
+        """The context where the agent reads it before its next request (replacing the last)."""
+        assert self._door_file is not None
+        try:
+            paths.write_private(Path(self._door_file), text)
+        except OSError as exc:
+            self._fail("context file", exc)
 
     def _hook_answer(self, request: dict) -> str | None:
         source = str(request.get("source", ""))

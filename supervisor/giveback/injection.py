@@ -14,6 +14,8 @@ Two channels:
   the context, or a new session's brief. Nothing is typed. A door that says it is open (a
   plugin or extension loaded, which asks before each of the user's prompts) takes every
   context from then on; until one does, the typed channel stays the fallback.
+- file: an agent that reads a file of ours before each model request (its profile's door):
+  the context is written there as soon as it is due and ready. Nothing is typed.
 - typed: once the context is due and ready, the agent idle at its prompt (idle pattern, no
   busy line, no dialog on screen) and its output quiet, the prompt is typed in: as one
   bracketed paste if the agent enabled it, else as one line; Enter goes separately. It is
@@ -52,10 +54,12 @@ class Injector:
         *,
         send: Callable[[Inject], None],
         record: Callable[[str, float, dict], None],
+        write: Callable[[str], None] | None = None,
     ):
         self.mode = mode  # contexts: auto | type | off
         self.closed = False
-        self.door_open = False  # the agent's own door asks before each prompt: nothing to type
+        self._write = write  # puts a context where the agent reads it before each request (its door)
+        self.door_open = write is not None  # the agent's own door takes every context: nothing to type
         self._woken = False
         self._send = send
         self._record = record  # (event kind, t, detail)
@@ -93,7 +97,8 @@ class Injector:
 
     def _has_work(self) -> bool:
         """A delivery under way, or a context or a continue due and ready: then `tick` has something to do."""
-        return not self.closed and (self.attempt is not None or self._next() is not None)
+        written = self._write is not None and self.ready() is not None
+        return not self.closed and (self.attempt is not None or written or self._next() is not None)
 
     def wait_for_work(self, timeout: float | None = None) -> bool:
         """Sleep until there is something to tick for (an idle agent with nothing due costs
@@ -232,6 +237,8 @@ class Injector:
         with self._locked():
             if self.closed:
                 return
+            if self._write is not None and self.ready() is not None:
+                self._handed(self._write_door(), now, "file", {"evidence": ["written"]})
             a = self.attempt
             if a is not None:
                 self._follow(a, now)
@@ -359,29 +366,37 @@ class Injector:
                 if left <= 0 or self.due is None:
                     return None
                 self._cond.wait(min(left, 0.5))
-            t = now()
-            self.delivered.add((c.session_id, c.round))
-            self._last_delivery = t
-            assert self.due is not None  # ready() gave c under this lock: one is due
-            reason = self.due.reason
-            self.due = None
-            self._later(
-                self._record,
-                "injection",
-                t,
-                {
-                    "channel": "hook",
-                    "reason": reason,
-                    "source": source,
-                    "confirmed": True,
-                    "evidence": ["hook"],
-                    "context_session": c.session_id,
-                    "round": c.round,
-                    "chars": len(c.prompt),
-                },
-            )
-            self._cond.notify_all()
+            self._handed(c, now(), "hook", {"source": source, "evidence": ["hook"]})
             return plain(c.prompt)
+
+    def _handed(self, c: Context, t: float, channel: str, detail: dict) -> None:
+        """`c` went through the agent's own door at `t` (under the lock): given, once."""
+        self.delivered.add((c.session_id, c.round))
+        self._last_delivery = t
+        assert self.due is not None  # ready() gave c under this lock: one is due
+        reason = self.due.reason
+        self.due = None
+        self._later(
+            self._record,
+            "injection",
+            t,
+            {
+                "channel": channel,
+                "reason": reason,
+                **detail,
+                "confirmed": True,
+                "context_session": c.session_id,
+                "round": c.round,
+                "chars": len(c.prompt),
+            },
+        )
+        self._cond.notify_all()
+
+    def _write_door(self) -> Context:
+        c = self.ready()
+        assert c is not None and self._write is not None
+        self._later(self._write, plain(c.prompt))
+        return c
 
 
 def _visible(screen: list[str]) -> list[str]:

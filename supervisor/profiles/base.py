@@ -42,6 +42,7 @@ class Hooked:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     files: dict[Path, str] = field(default_factory=dict)  # to be written (private) before it starts
+    door_file: Path | None = None  # a file it reads before each request, which supervise writes the context into
 
 
 @dataclass(frozen=True)

@@ -40,3 +40,5 @@ def _given(plan: Plan, hooked: profiles.Hooked | None) -> None:
             fh.write(text)
     plan.argv = hooked.argv
     plan.env.update(hooked.env)
+    if hooked.door_file is not None:
+        plan.door_file = str(hooked.door_file)

@@ -42,6 +42,7 @@ def config_of(opts, plan, db_path: str, start: float, started_wall: float) -> Re
         agent_session_id=opts.agent_session_id,
         inject=plan.inject,
         hook_socket=plan.hook_socket,
+        door_file=plan.door_file,
         resume_from=opts.parent_id,
         handoff_from=opts.handoff_from,
     )

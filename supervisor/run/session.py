@@ -106,6 +106,7 @@ class Plan:
     env: dict[str, str]  # the agent's environment
     inject: str
     hook_socket: str | None = None
+    door_file: str | None = None
 
 
 @dataclass

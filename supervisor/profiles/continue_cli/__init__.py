@@ -1,7 +1,9 @@
 """Continue CLI (npm @continuedev/cli, the command `cn`): its session files, resume by forking its session.
 
-Read off its screen and its session files (transcript.py), given its context by typing; its
-pattern file says the rest. `--resume` carries on its most recent session, whatever folder
+Read off its screen and its session files (transcript.py); its pattern file says the rest.
+Its hooks are never fired (1.5.47), so its door for the context is a rule file of the run's
+own (`--rule PATH`, beside the user's rules): it reads the file again for every model request
+and puts it in its system prompt, and supervise writes the context there once it is due. `--resume` carries on its most recent session, whatever folder
 it was in; `--fork ID` starts a new session from session ID's conversation, so a session is
 resumed by forking the one it recorded. supervise's MCP server is given for one run as a
 block file passed with `--mcp PATH` (a path, unlike a Hub slug, is read as a local block):
@@ -20,6 +22,7 @@ from . import transcript
 RESUME_FLAGS = ("--resume",)
 FORK_FLAGS = ("--fork",)  # takes a session id
 MCP_FILE = "continue-mcp.yaml"
+RULE_FILE = "continue-context.md"
 
 
 def without_resume(argv: list[str]) -> list[str]:
@@ -40,6 +43,15 @@ class ContinueCli(Profile):
     version_timeout = 10.0  # a bundle of 30 MB: over a second to start on an idle machine
     # no telemetry; its release check at start-up cannot be turned off, and fails quietly offline
     quiet_env = {"CONTINUE_METRICS_ENABLED": "0", "CONTINUE_CLI_ENABLE_TELEMETRY": "0", "CONTINUE_CLI_AUTO_UPDATED": "1"}
+
+    door = "a rule file of the run's own (--rule), read before each request"
+
+    def hooks(self, argv: list[str]) -> bool:
+        return True
+
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
+        path = folder / RULE_FILE  # there (empty) from the start: a missing rule is a warning on its screen
+        return Hooked([argv[0], "--rule", str(path), *argv[1:]], files={path: ""}, door_file=path)
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
         argv = without_resume(argv)

@@ -1,5 +1,4 @@
-"""Qwen Code (npm @qwen-code/qwen-code): read off its screen, given its context through its
-own SessionStart hook.
+"""Qwen Code (npm @qwen-code/qwen-code): read off its screen, given its context by its own hook.
 
 Its own record is one JSON-lines file per session (transcript.py). It carries a session on
 by its id (`--resume ID`), or the folder's last (`--continue`). Its hooks are given for one
