@@ -291,25 +291,12 @@ class Injector:
     def _finish(self, a: Attempt, t: float, confirmed: bool) -> None:
         c = a.context
         self.attempt = None
+        typed = {"confirmed": confirmed, "evidence": sorted(set(a.evidence)), "tries": a.tries, "paste": a.paste}
         if isinstance(c, Continue):
             if self.pending_continue is c:
                 self.pending_continue = None
-            self._later(
-                self._record,
-                "limit_continue",
-                t,
-                {
-                    "channel": "typed",
-                    "typed": True,
-                    "confirmed": confirmed,
-                    "evidence": sorted(set(a.evidence)),
-                    "tries": a.tries,
-                    "paste": a.paste,
-                    "wait": c.wait,
-                    "text": c.prompt,
-                    "held_keys": a.held,
-                },
-            )
+            detail = {"channel": "typed", "typed": True, **typed, "wait": c.wait, "text": c.prompt, "held_keys": a.held}
+            self._later(self._record, "limit_continue", t, detail)
             self._cond.notify_all()
             return
         self.delivered.add((c.session_id, c.round))
@@ -322,10 +309,7 @@ class Injector:
             {
                 "channel": "typed",
                 "reason": a.reason,
-                "confirmed": confirmed,
-                "evidence": sorted(set(a.evidence)),
-                "tries": a.tries,
-                "paste": a.paste,
+                **typed,
                 "context_session": c.session_id,
                 "round": c.round,
                 "chars": len(c.prompt),
