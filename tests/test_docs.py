@@ -58,3 +58,21 @@ def test_every_command_and_flag_the_docs_show_exists():
             if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", helps[key]):
                 wrong.append(f"{where}: `supervise {key}` has no {flag} ({line})")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_readme_names_each_agents_door_as_its_profile_gives_it():
+    """The agent table's "context back" column: typed exactly where the profile has no door."""
+    from supervisor import profiles
+    from supervisor.detection import patterns as pattern_sets
+
+    names = {s.title: s.agent for s in pattern_sets.load_all(env={}).values()}
+    rows = [line.split("|")[1:-1] for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in rows[0]]
+    door = header.index("context back")
+    table = {row[0].strip(): row[door].strip() for row in rows[2:] if len(row) == len(header)}
+    checked = 0
+    for shown, agent in names.items():
+        if shown in table:
+            checked += 1
+            assert (table[shown] == "typed") == (profiles.get(agent).door is None), (shown, table[shown])
+    assert checked >= 10, table

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 import shutil
 from collections.abc import Mapping
@@ -67,5 +69,9 @@ def agent(command: str, sets: Mapping[str, patterns.PatternSet], env: Mapping[st
     verified = verified_versions(chosen) if chosen else None
     if path is None:
         return agent_verdict(command, None, None, None, verified)
-    output, error = version_output(path, profiles.get(chosen.agent if chosen else command), env)
-    return agent_verdict(command, path, output, error, verified)
+    profile = profiles.get(chosen.agent if chosen else command)
+    output, error = version_output(path, profile, env)
+    check = agent_verdict(command, path, output, error, verified)
+    if check.status == "ok" and chosen is not None:  # the door its context goes back through
+        check = dataclasses.replace(check, detail=f"{check.detail}; context back: {profile.door or 'typed at its prompt'}")
+    return check
