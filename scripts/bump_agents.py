@@ -12,14 +12,17 @@ shipped patterns, and print, fixture by fixture, what is detected now against wh
 previous release's expected.json says. A draft expected.json is written for the new
 release (review it: a difference is either a pattern to fix in patterns/AGENT.toml or a
 real change of the program), and an agent pinned in tests/agents/package.json (whose
-end-to-end tests run the real program) has its pin moved too. Old releases' recordings stay:
-the patterns must keep matching them.
+end-to-end tests run the real program) has its pin moved too, the new release installed,
+and its door re-checked: its end-to-end test (the context back through its own hook, plugin
+or extension, nothing typed) and its door's own test (tests/test_AGENT_hook.py), if any.
+Old releases' recordings stay: the patterns must keep matching them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +107,20 @@ def compare(agent: str, old: str | None, new: str) -> dict:
     return draft
 
 
+def door_check(agent: str) -> bool:
+    """Run the agent's end-to-end test and its door's own test against the installed release."""
+    module = agent.replace("-", "_")
+    tests = [f"tests/test_agents_e2e.py::test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_flag[{agent}]"]
+    tests += [str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob(f"test_{module}_hook.py")]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:randomly", *tests], cwd=ROOT, env={**os.environ, "CI": "true"}
+    )
+    print(
+        f"  its door {'answers as before' if done.returncode == 0 else 'FAILED: see above (the profile falls back to typing only where it knows)'}"
+    )
+    return done.returncode == 0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("agents", nargs="*", choices=[[], *AGENTS] and AGENTS, metavar="AGENT")
@@ -135,7 +152,6 @@ def main() -> None:
                     "--prefix",
                     str(ROOT / "tests" / "agents"),
                     "--save-exact",
-                    "--package-lock-only",
                     "--no-audit",
                     "--no-fund",
                     f"{package}@{newest}",
@@ -143,6 +159,7 @@ def main() -> None:
                 check=True,
             )
             print(f"  tests/agents/package.json now pins {package} {newest} for the end-to-end tests")
+            door_check(agent)
 
 
 if __name__ == "__main__":
