@@ -150,3 +150,32 @@ def test_doctor_names_the_installed_release_as_the_one_its_patterns_were_verifie
     env = {"PATH": f"{Path(exe).parent}:{os.environ['PATH']}", "HOME": os.environ.get("HOME", "/")}
     check = doctor_agents.agent(kit.BINARY, patterns.load_all(env={}), env)
     assert check.status == "ok" and kit.VERSION in check.detail, check
+
+
+@pytest.mark.parametrize("agent", [k for k in KITS if getattr(k, "HALF_LINE", False)], indirect=True, ids=lambda kit: kit.NAME)
+def test_half_a_line_typed_while_it_compacts_is_sent_whole_as_the_users_own(agent):
+    """The user types half a line while the agent compacts and finishes it once the context is
+    given (or, where it is typed, whenever they like): the model gets their line as they typed
+    it, and supervise's context on its own, never inside it."""
+    kit, start, api, env = agent
+    screen = start(["--", str(kit.binary()), *kit.ARGV])
+    sid = latest()["id"]
+    turn(kit, screen, FIRST, sid)
+    head, rest = SECOND[:22], SECOND[22:]
+    screen.type(kit.COMPACT)
+    screen.child.send(head)  # while it compacts
+    screen.wait(kit.COMPACTED if isinstance(kit.COMPACTED, str) else kit.COMPACTED.pattern, 90)
+    door = profiles.get(kit.NAME).door
+    if door:  # given through its door meanwhile, the half line untouched
+        until(screen, lambda: [i for i in injections(sid) if i.get("confirmed")] or None, 120)
+    screen.type(rest)
+    screen.wait("(?i)reply to: " + re.escape(SECOND[:30]), 90)
+    kit.idle(screen)
+    [given] = until(screen, lambda: [i for i in injections(sid) if i.get("confirmed")] or None, 120)
+    assert (given["channel"] != "typed") == bool(door), given
+    said = [r.last_user_text().strip() for r in api.requests]
+    # the user's line, whole and on its own (after what the agent itself puts first, a date, say)
+    assert [s for s in said if s == SECOND or s.endswith("\n" + SECOND)], said[-3:]
+    assert not [s for s in said if HEAD in s and SECOND in s], "our context was mixed into the user's words"
+    assert [r for r in api.requests if HEAD in json.dumps(r.body)], "the agent never sent our context to its model"
+    kit.idle(screen)

@@ -12,6 +12,7 @@ from kits.codex import idle, ready, say
 from test_memory_codex import codex_sessions, end_leftovers, quit_codex  # noqa: F401  (codex_sessions: the fixture)
 
 REQUEST = "turn 1: write src/totals.py to sum data.csv amounts"
+NEXT = "turn 2: go on"
 SUMMARY = "Checkpoint: the user is testing the terminal client with short greetings."
 
 
@@ -28,7 +29,9 @@ def test_codex_is_read_from_its_rollout_its_summary_is_shown_beside_ours_and_res
     screen.type("/compact")
     screen.wait("Context compacted", 90)
     sid = latest()["id"]
-    # supervise types its context back once Codex is idle again: Codex answers it
+    idle(screen)
+    # Codex's hook takes supervise's context as the user's next turn starts
+    say(screen, NEXT)
     wait_for(lambda: [e for e in session(sid)["events"] if e["kind"] == "injection"], 90, interval=0.5)
     idle(screen)
     quit_codex(screen)

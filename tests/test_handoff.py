@@ -1,6 +1,6 @@
 """`supervise resume ID --with AGENT`: the work of one real agent CLI handed to another, with
-its context, against the fake API: Claude Code (on a login) to OpenCode, typed at OpenCode's
-prompt; OpenCode to Claude Code, through Claude Code's SessionStart hook."""
+its context, against the fake API: Claude Code (on a login) to OpenCode, through OpenCode's
+plugin with the user's first words; OpenCode to Claude Code, through its SessionStart hook."""
 
 import json
 
@@ -35,7 +35,7 @@ def injections(s):
     return [e["detail"] for e in s["events"] if e["kind"] == "injection"]
 
 
-def test_claude_code_hands_its_work_to_opencode_typed_at_its_prompt(tmp_path, home):
+def test_claude_code_hands_its_work_to_opencode_through_its_plugin(tmp_path, home):
     api, oc_env, cl_env, project = setup(tmp_path, home)
     try:
         claude = Screen(["--", claude_bin(), "--model", CLAUDE_MODEL], cl_env, project)
@@ -47,22 +47,29 @@ def test_claude_code_hands_its_work_to_opencode_typed_at_its_prompt(tmp_path, ho
         n = len(api.messages())
         opencode = Screen(["resume", first["id"], "--with", opencode_bin()], oc_env, project)
         head = HANDOFF.format("claude")
+        opencode.wait(OPENCODE_IDLE, 90)
+        opencode.pump(2.0)
+        opencode.type_keys("carry on please")  # the context goes with the user's first words, before them
+
+        def ours(r):
+            return [t for t in r.texts("user") if t.startswith(head)]
 
         def handed():
-            return next((r for r in api.messages()[n:] if r.last_user_text().startswith(head) and r.body.get("tools")), None)
+            return next((r for r in api.messages()[n:] if ours(r) and r.body.get("tools")), None)
 
         request = wait_for(handed, 90)
         opencode.wait(r"Reply to: ", 60)  # OpenCode answered it
         opencode.wait(OPENCODE_IDLE, 30)
         second = ended(opencode)
-        text = request.last_user_text()
+        [text] = ours(request)
         assert f"Original request (verbatim):\n{REQUEST}\n" in text  # the user's words, verbatim
         assert "history are gone" in text
         assert second["parent_id"] == first["id"] and second["agent"] == "opencode" and first["agent"] == "claude"
         [given] = injections(second)
-        assert given["channel"] == "typed" and given["confirmed"] is True and given["context_session"] == second["id"]
-        # given once: one turn of the conversation (OpenCode's title request quotes it too)
-        assert sum(r.last_user_text().startswith(head) for r in api.messages()[n:] if r.body.get("tools")) == 1
+        assert given["channel"] == "hook" and given["confirmed"] is True and given["context_session"] == second["id"]
+        assert request.last_user_text() == "carry on please"  # the user's words after it, their own
+        # given once: in the conversation once, as it stands at the end
+        assert [len(ours(r)) for r in api.messages()[n:] if r.body.get("tools")][-1] == 1
     finally:
         api.stop()
 

@@ -243,6 +243,23 @@ def test_a_half_typed_line_is_never_typed_into(toy):
     assert messages(log)[2:4] == ["half a thought", ours(log)[0]]
 
 
+def test_a_half_line_typed_while_it_compacts_is_never_typed_into(toy):
+    screen, log = toy("--paste")
+    screen.type("hello there")
+    screen.wait("reply to: hello there", 10)
+    screen.type("/compact")
+    screen.wait("Compacting conversation", 10)
+    screen.type("half a thou", enter=False)  # while it is busy: its input line keeps them
+    screen.wait("Conversation compacted", 10)
+    a_context_is_ready()
+    assert ours(log) == [] and "> half a thou" in screen.text()
+    screen.type("ght")
+    screen.wait("reply to: half a thought", 10)
+    screen.wait(r"reply to: \[supervise\]", 20)
+    quit_toy(screen)
+    assert messages(log)[2:4] == ["half a thought", ours(log)[0]]
+
+
 @pytest.mark.slow
 def test_a_lost_enter_is_pressed_again_once(toy):
     screen, log = toy("--paste", "--drop-enters", "1")

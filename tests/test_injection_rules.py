@@ -241,6 +241,58 @@ def test_until_a_door_says_it_is_open_the_context_is_typed():
     assert [m.data for m in sent] == [PASTE_START + PROMPT + PASTE_END]
 
 
+def door_at_prompt():
+    """An injector for a door that asks only as a turn of the user's starts (Codex's hook)."""
+    sent, recorded = [], []
+    inj = Injector("auto", send=sent.append, record=lambda kind, t, d: recorded.append(d), door_at_prompt=True)
+    return inj, sent, recorded
+
+
+def test_a_door_that_asks_as_the_users_turn_starts_is_open_from_the_start():
+    """Nothing says it is open before the user's first turn: a resumed context and, after
+    `/compact`, the compaction's are not typed while the agent idles, and the door's asks as
+    the next turns start take them, once each."""
+    inj, sent, recorded = door_at_prompt()
+    inj.resume()
+    inj.on_context(Context("parent", 3, PROMPT, made=0.5))
+    idle_at(inj, 1.0)
+    inj.tick(5.0)
+    assert sent == [] and not inj._has_work()
+    assert inj.hook("resume", lambda: 6.0, wait=0) == PROMPT
+    inj.on_user_turn("turn 3: the user's words")  # recorded after its hook ran: nothing left behind
+    inj.on_event("compaction_started", 7.0)
+    inj.on_event("compaction_finished", 8.0)
+    inj.on_context(Context("s1", 1, "compacted " + PROMPT, made=8.5))
+    idle_at(inj, 9.0)
+    inj.tick(30.0)
+    assert sent == []
+    assert inj.hook("compact", lambda: 31.0, wait=5) == "compacted " + PROMPT
+    assert [(r["channel"], r["reason"], r["source"]) for r in recorded] == [("hook", "resume", "resume"), ("hook", "compaction", "compact")]
+
+
+def test_a_users_turn_that_leaves_a_ready_context_behind_has_it_typed_until_the_door_asks_again():
+    """Its hook did not run (hooks turned off, or not trusted): the context is typed once the
+    user's turn is over; a door that asks after all is open again."""
+    inj, sent, recorded = door_at_prompt()
+    inj.on_event("compaction_started", 1.0)
+    inj.on_event("compaction_finished", 2.0)
+    inj.on_context(Context("s1", 1, PROMPT, made=2.5))
+    inj.on_user_turn("turn 2: the user's words")
+    idle_at(inj, 10.0)
+    inj.tick(11.0)
+    assert [m.data for m in sent] == [PASTE_START + PROMPT + PASTE_END]
+    inj.on_note(Note(sent[0].id, "typed", t=11.1), 11.1)
+    inj.on_user_turn(PROMPT)
+    assert [(r["channel"], r["reason"]) for r in recorded] == [("typed", "compaction")]
+    assert inj.hook("compact", lambda: 19.0, wait=0) is None  # nothing due: but it asks, so it is open
+    inj.on_event("compaction_started", 20.0)
+    inj.on_event("compaction_finished", 21.0)
+    inj.on_context(Context("s1", 2, "round 2 " + PROMPT, made=21.5))
+    idle_at(inj, 22.0)
+    inj.tick(30.0)
+    assert len(sent) == 1 and inj.hook("compact", lambda: 31.0, wait=0) == "round 2 " + PROMPT
+
+
 def test_a_file_door_is_written_once_a_context_is_due_and_ready_and_nothing_is_typed():
     sent, recorded, written = [], [], []
     inj = Injector("auto", send=sent.append, record=lambda kind, t, d: recorded.append(d), write=written.append)

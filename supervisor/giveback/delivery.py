@@ -34,6 +34,7 @@ class GiveBack:
         hook_socket: str | None,
         hook_wait: float,
         door_file: str | None = None,
+        door_at_prompt: bool = False,
         send: Callable[[Inject | Terminal], None],
         record: Callable[[str, float, dict], object],  # (what they return is not used)
         compaction_seen: Callable[[float], object],
@@ -50,7 +51,9 @@ class GiveBack:
         self.waits = LimitWait(limits)
         self._waits_lock = threading.Lock()
         self._door_file = door_file
-        self.injector = Injector(mode, send=send, record=self._recorded, write=self._write_door if door_file else None)
+        self.injector = Injector(
+            mode, send=send, record=self._recorded, write=self._write_door if door_file else None, door_at_prompt=door_at_prompt
+        )
         self._hook_wait = hook_wait
         self._compaction_seen = compaction_seen
         self._now = now

@@ -13,7 +13,10 @@ Two channels:
   resume, at start-up, before a prompt of the user's) asks us over a socket, and we answer with
   the context, or a new session's brief. Nothing is typed. A door that says it is open (a
   plugin or extension loaded, which asks before each of the user's prompts) takes every
-  context from then on; until one does, the typed channel stays the fallback.
+  context from then on; until one does, the typed channel stays the fallback. A door that asks
+  only as a turn of the user's starts (a hook its agent runs then) cannot say so before: it is
+  taken for open from the start, and a user's turn that leaves a ready context behind has that
+  one typed.
 - file: an agent that reads a file of ours before each model request (its profile's door):
   the context is written there as soon as it is due and ready. Nothing is typed.
 - typed: once the context is due and ready, the agent idle at its prompt (idle pattern, no
@@ -55,11 +58,13 @@ class Injector:
         send: Callable[[Inject], None],
         record: Callable[[str, float, dict], None],
         write: Callable[[str], None] | None = None,
+        door_at_prompt: bool = False,
     ):
         self.mode = mode  # contexts: auto | type | off
         self.closed = False
         self._write = write  # puts a context where the agent reads it before each request (its door)
-        self.door_open = write is not None  # the agent's own door takes every context: nothing to type
+        self._at_prompt = door_at_prompt  # its door asks as the user's turns start (open by its profile's word)
+        self.door_open = write is not None or door_at_prompt  # the agent's own door takes every context: nothing to type
         self._woken = False
         self._send = send
         self._record = record  # (event kind, t, detail)
@@ -81,7 +86,7 @@ class Injector:
         self.screen: list[str] = []
         self.last_output = 0.0
         self.paste = False
-        self.fresh_prompt = 0.0  # when the agent last showed a fresh prompt (keys before went to it)
+        self.fresh_prompt = 0.0  # when the agent last closed a dialog (keys before went to it, not to a draft)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -187,9 +192,9 @@ class Injector:
                 a.taken = True
 
     def on_idle_event(self, t: float) -> None:
-        """The agent became idle again (it was busy in between)."""
+        """The agent became idle again (it was busy in between). Keys typed meanwhile stay a
+        draft: an agent at work keeps them in its input line (only a dialog takes them)."""
         with self._locked():
-            self.fresh_prompt = t
             a = self.attempt
             if a is not None and a.typed is not None and t >= a.typed:
                 a.taken = True
@@ -201,6 +206,11 @@ class Injector:
             if a is not None and head(a.context.prompt) and head(a.context.prompt) in text:
                 a.evidence.append("transcript")
                 self._confirmed(a, None)
+            elif self._at_prompt and self.door_open and a is None and self.ready() is not None:
+                # its turn began and the door did not take the context (it never asks, or gave
+                # up waiting): typed instead, until the door asks again
+                self.door_open = False
+                self._cond.notify_all()
 
     def on_note(self, note: Note, now: float) -> None:
         """What the loop did with a request: declined it, or typed it."""
@@ -327,7 +337,7 @@ class Injector:
         with self._locked():
             if self.mode == "off" or self.closed:
                 return None
-            if source in (OPENED, PROMPT) and not self.door_open:
+            if (source in (OPENED, PROMPT) or self._at_prompt) and not self.door_open:
                 self.door_open = True
                 self._cond.notify_all()
             if source == OPENED:

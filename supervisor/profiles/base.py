@@ -86,6 +86,9 @@ class Profile:
     # Its own door for the context (a hook, a plugin, an extension), in a few words for the
     # README's table and `doctor`; None: the context is typed at its prompt.
     door: str | None = None
+    # Its door (a hook) asks only as a turn of the user's starts, and cannot say it is open
+    # before: taken for open from the start of a run given it (nothing typed meanwhile).
+    door_at_prompt: bool = False
     # One of supervise's own (its coding agent), not a CLI installed beside it.
     own: bool = False
     # Among the agents that can summarize, the order `auto` tries them in (lower first).

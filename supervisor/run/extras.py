@@ -36,6 +36,7 @@ def _given(plan: Plan, hooked: profiles.Hooked | None) -> None:
     if hooked is None:
         return
     for path, text in hooked.files.items():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with paths.open_private(path, "w", encoding="utf-8") as fh:
             fh.write(text)
     plan.argv = hooked.argv

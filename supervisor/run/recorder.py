@@ -101,6 +101,7 @@ class Recorder:
                 cfg.inject if contexts_back else "off",
                 hook_socket=cfg.hook_socket if contexts_back else None,
                 door_file=cfg.door_file if contexts_back else None,
+                door_at_prompt=contexts_back and bool(cfg.hook_socket) and profiles.get(cfg.agent).door_at_prompt,
                 hook_wait=settings.hook_wait,
                 send=self._send,
                 record=lambda kind, t, detail: self.sink.emit(kind, t, detail, detail.get("channel") or "limits"),

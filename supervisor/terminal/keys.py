@@ -2,8 +2,9 @@
 supervise may type into the agent now. Pure: keys and times in, a reason out.
 
 "Typing" is a key within USER_QUIET seconds, or a half-typed line: printable keys since
-the agent last showed a fresh prompt, with no Enter, Ctrl-C or Ctrl-U after them. Keys from
-before that prompt went to the agent (a dialog's "y", a menu's "1"), not to a draft.
+the agent last closed a dialog, with no Enter, Ctrl-C or Ctrl-U after them. Keys typed while
+the agent was busy count (it keeps them in its input line); keys from before a dialog
+closed went to it (its "y", a menu's "1"), not to a draft.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class KeyWatch:
 
     def typing(self, now: float, fresh: float) -> str | None:
         """Why not to type now (None: the user is not typing). `fresh`: loop time at which
-        the agent last showed a fresh prompt."""
+        the agent last closed a dialog."""
         if now - self.last_key < USER_QUIET:
             return "user typing"
         if self.draft and self.draft_since >= fresh:

@@ -69,3 +69,6 @@ def user_hook(env: dict[str, str], marker: Path) -> None:
     hook = {"type": "command", "command": f"touch {marker}"}
     settings.setdefault("hooks", {})["SessionStart"] = [{"matcher": "startup", "hooks": [hook]}]
     path.write_text(json.dumps(settings))
+
+
+HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)

@@ -216,3 +216,6 @@ def quit(screen) -> None:
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and screen.child.isalive():
         screen.pump(0.2)
+
+
+HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)

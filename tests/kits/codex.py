@@ -1,16 +1,22 @@
 """Codex CLI (npm @openai/codex), run offline: the fake Responses API answering `Reply to:
 <the user's last line>`, a private HOME whose config.toml uses the default model on an
 API-key provider at the fake, and how to tell from its screen that it is idle. Used by
-tests/test_agents_e2e.py (the recordings' own set-up is scripts/agents/codex.py's)."""
+tests/test_agents_e2e.py (the recordings' own set-up is scripts/agents/codex.py's).
+
+It compacts by itself inside a turn (`compact`): its hook, supervise's door, runs at once
+there; after `/compact` it runs only as the user's next turn starts."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import subprocess
 import time
 from pathlib import Path
 
 from fake_responses import FakeResponses, completed, message_events
+from supervisor.profiles.codex import hooktrust
 
 NAME = "codex"
 PACKAGE = "@openai/codex"
@@ -22,6 +28,8 @@ IDLE = r"› Ask Codex to do anything"
 BUSY = "esc to interrupt"
 COMPACT = "/compact"
 COMPACTED = r"Context compacted"
+AUTO_COMPACT_LIMIT = 180_000  # tokens: over it, Codex compacts (config.toml)
+AUTO_COMPACT = "turn 1b: run a command and AUTOCOMPACT"  # answered with a command and usage over the limit
 
 
 def binary() -> Path:
@@ -29,10 +37,13 @@ def binary() -> Path:
 
 
 class Model(FakeResponses):
-    """A plain turn is answered `Reply to: <its last line>`; the rest as FakeResponses scripts it."""
+    """A plain turn is answered `Reply to: <its last line>`; AUTO_COMPACT (once) with a call of
+    its shell tool and usage over the limit, so that Codex runs it and compacts before it goes
+    on; the rest as FakeResponses scripts it."""
 
     def __init__(self) -> None:
         super().__init__(compact_delay=0.5)
+        self.auto_compacted = 0
 
     def events(self, req, reply=None):
         text = req.last_user_text().strip()
@@ -40,7 +51,27 @@ class Model(FakeResponses):
             return super().events(req, reply)
         rid = f"resp_fake{next(self._ids):04d}"
         created = {"type": "response.created", "response": {"id": rid, "object": "response", "status": "in_progress", "model": MODEL}}
+        if AUTO_COMPACT in text and not self.auto_compacted:
+            self.auto_compacted += 1
+            return [created, *command_events(rid, req.tool_names()), completed(rid, AUTO_COMPACT_LIMIT + 6_000)]
         return [created, *message_events(rid, f"Reply to: {text.splitlines()[-1][:60]}"), completed(rid, 4_000)]
+
+
+def command_events(rid: str, tools: list[str]) -> list[dict]:
+    """A call of its shell tool running a harmless command inside its sandbox."""
+    name, args = ("shell_command", {"command": "echo done"}) if "shell_command" in tools else ("exec_command", {"cmd": "echo done"})
+    item = {
+        "type": "function_call",
+        "id": f"fc_{rid}",
+        "call_id": f"call_{rid}",
+        "name": name,
+        "arguments": json.dumps(args),
+        "status": "completed",
+    }
+    return [
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "arguments": "", "status": "in_progress"}},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+    ]
 
 
 def environment(base: Path, api_url: str) -> tuple[dict[str, str], Path]:
@@ -56,6 +87,8 @@ def environment(base: Path, api_url: str) -> tuple[dict[str, str], Path]:
             [
                 f'model = "{MODEL}"',
                 'model_provider = "fake"',
+                "model_context_window = 200000",
+                f"model_auto_compact_token_limit = {AUTO_COMPACT_LIMIT}",
                 "check_for_update_on_startup = false",
                 "",
                 "[model_providers.fake]",
@@ -143,3 +176,24 @@ def quit(screen) -> None:
             screen.pump(0.2)
         if not screen.child.isalive():
             break
+
+
+def compact(screen) -> None:
+    """A turn in which it runs a command and compacts by itself before it goes on."""
+    say(screen, AUTO_COMPACT)
+    pump_until(screen, lambda: COMPACTED in screen.text(), 90, "Codex never compacted by itself")
+    idle(screen)
+
+
+def user_hook(env: dict[str, str], marker: Path) -> None:
+    """The user's own SessionStart hook in ~/.codex/hooks.json, trusted in their config.toml
+    (as Codex's hook review records it): it writes `marker` as it runs."""
+    codex_home = Path(env["HOME"]) / ".codex"
+    group = {
+        "matcher": "startup",
+        "hooks": [{"type": "command", "command": f"touch {shlex.quote(str(marker))}", "timeout": 10, "async": False}],
+    }
+    (codex_home / "hooks.json").write_text(json.dumps({"hooks": {"SessionStart": [group]}}))
+    key = f"{codex_home / 'hooks.json'}:session_start:0:0"
+    with open(codex_home / "config.toml", "a") as fh:
+        fh.write(f'\n[hooks.state."{key}"]\ntrusted_hash = "{hooktrust.trusted_hash(group)}"\n')

@@ -235,3 +235,6 @@ def quit(screen) -> None:
     deadline = time.monotonic() + 15
     while screen.child.isalive() and time.monotonic() < deadline:
         screen.pump(0.2)
+
+
+HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)

@@ -100,3 +100,6 @@ def quit(screen) -> None:
     screen.type("/quit")
     screen.wait(r"Agent powering down|Goodbye", 30)
     screen.pump(1.0)
+
+
+HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)

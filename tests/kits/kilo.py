@@ -224,3 +224,12 @@ def quit(screen) -> None:
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and screen.child.isalive():
         screen.pump(0.2)
+
+
+def user_hook(env: dict[str, str], marker: Path) -> None:
+    """The user's own plugin, given for the run in KILO_CONFIG_CONTENT as ours is: it writes `marker` as it loads."""
+    plugin = Path(env["HOME"]) / "mine.js"
+    plugin.write_text(
+        f'import fs from "node:fs";\nexport const Mine = async () => {{ fs.writeFileSync({json.dumps(str(marker))}, "loaded"); return {{}}; }};\n'
+    )
+    env["KILO_CONFIG_CONTENT"] = json.dumps({"plugin": [plugin.as_uri()]})

@@ -5,6 +5,7 @@ and tests/test_agents_e2e.py."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -162,3 +163,12 @@ def quit(screen) -> None:
 def ready(screen) -> None:
     wait(screen, re.escape(IDLE), timeout=90)
     screen.pump(2.0)
+
+
+def user_hook(env: dict[str, str], marker: Path) -> None:
+    """The user's own plugin, given for the run in OPENCODE_CONFIG_CONTENT as ours is: it writes `marker` as it loads."""
+    plugin = Path(env["HOME"]) / "mine.js"
+    plugin.write_text(
+        f'import fs from "node:fs";\nexport const Mine = async () => {{ fs.writeFileSync({json.dumps(str(marker))}, "loaded"); return {{}}; }};\n'
+    )
+    env["OPENCODE_CONFIG_CONTENT"] = json.dumps({"plugin": [plugin.as_uri()]})

@@ -183,3 +183,6 @@ def user_hook(env: dict[str, str], marker: Path) -> None:
     (folder / "mine.js").write_text(
         f'import fs from "node:fs";\nexport default function () {{ fs.writeFileSync({json.dumps(str(marker))}, "loaded"); }}\n'
     )
+
+
+HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)

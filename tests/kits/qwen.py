@@ -188,3 +188,6 @@ def user_hook(env: dict[str, str], marker: Path) -> None:
     command = f"touch {marker}"
     settings.setdefault("hooks", {})["SessionStart"] = [{"matcher": "startup", "hooks": [{"type": "command", "command": command}]}]
     path.write_text(json.dumps(settings, indent=1))
+
+
+HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)

@@ -1,6 +1,11 @@
-"""Codex CLI (npm @openai/codex): its rollout files, resume by thread id, MCP and summary backend.
+"""Codex CLI (npm @openai/codex): its rollout files, resume by thread id, hook, MCP and summary backend.
 
-Read off its screen and its rollout files (transcript.py), given its context by typing.
+Read off its screen and its rollout files (transcript.py). Given its context through its
+SessionStart hook, added for one run by `-c` overrides with the hook's trust entry beside it
+(hooktrust.py; the user's own hooks and config.toml untouched). Codex runs the hook as a turn
+starts: after a compaction inside a turn, at once; after `/compact`, on a resume or at
+start-up, as the user's next turn starts. So nothing is typed meanwhile (`door_at_prompt`):
+the context goes to the model before the user's next words.
 
 `codex exec` summarizes on the user's own login (summary.py). supervise's MCP server is
 given for one run by `-c` overrides (its config.toml untouched): Codex passes a server only
@@ -13,8 +18,9 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..base import Hooked, McpServer, Profile, Resumed
-from . import summary, transcript
+from .. import hook
+from ..base import Hooked, HookScript, McpServer, Resumed
+from . import hooktrust, summary, transcript
 
 RESUME = "resume"  # `codex resume [ID]`: a subcommand, before any option
 
@@ -30,10 +36,13 @@ def without_resume(argv: list[str]) -> list[str]:
 
 
 def toml(value: object) -> str:
-    """A value as TOML reads it: JSON strings and arrays are TOML too; a table is inline."""
+    """A value as TOML reads it: JSON strings, numbers and booleans are TOML too (not ASCII-
+    escaped: TOML takes no surrogate pairs); arrays and inline tables nest."""
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items()) + "}"
-    return json.dumps(value)
+        return "{" + ", ".join(f"{toml(str(k))} = {toml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def mcp_overrides(server: McpServer) -> list[str]:
@@ -42,11 +51,22 @@ def mcp_overrides(server: McpServer) -> list[str]:
     return [arg for key, value in settings.items() for arg in ("-c", f"{at}.{key}={toml(value)}")]
 
 
-class Codex(Profile):
+def hook_overrides(command: str, at_start: bool) -> list[str]:
+    """The `-c` overrides that add our SessionStart hook running `command`, trusted."""
+    # "startup" only when there is something to give at the start (a resumed session started
+    # fresh, a brief): a plain start has nothing. Codex's matcher is a regex.
+    group = hooktrust.group(command, "compact|resume" + ("|startup" if at_start else ""))
+    state = {hooktrust.KEY: {"trusted_hash": hooktrust.trusted_hash(group)}}
+    return ["-c", f"hooks.{hooktrust.EVENT}={toml([group])}", "-c", f"hooks.state={toml(state)}"]
+
+
+class Codex(HookScript):
     summary = summary
     transcript = transcript
     summary_rank = 1
     mcp_note = None
+    door = "its SessionStart hook, added for the run with -c (trusted beside it)"
+    door_at_prompt = True
 
     def resume(self, argv: list[str], session: Mapping, fresh: bool) -> Resumed:
         argv = without_resume(argv)
@@ -55,6 +75,14 @@ class Codex(Profile):
         if session.get("agent_session_id"):
             return Resumed([argv[0], RESUME, session["agent_session_id"], *argv[1:]])
         return Resumed(argv, note="supervise: Codex's own session id was not recorded: it starts a new conversation, given the context")
+
+    def hooks(self, argv: list[str]) -> bool:
+        # A user's own hooks given by -c (or hooks turned off, or a remote app server's hooks,
+        # which run where our socket is not) are left alone: the context is typed instead.
+        return not hooktrust.hooks_of_their_own(argv)
+
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
+        return Hooked([argv[0], *hook_overrides(hook.command(), at_start), *argv[1:]], self.hook_env(socket))
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked:
         return Hooked([argv[0], *mcp_overrides(server), *argv[1:]])

@@ -108,11 +108,12 @@ def _json(text: str) -> dict:
 
 def complete(record: Record) -> bool:
     """A message it has finished writing: the assistant's once it completed or failed, the
-    user's once its words are there."""
+    user's once its words are there (not only a part added before them, as supervise's plugin
+    adds its context; a later message of the session ends the wait anyway)."""
     message = record["message"]
     if message.get("role") == "assistant":
         return bool((message.get("time") or {}).get("completed") or message.get("error"))
-    return bool(record["parts"])
+    return any(not p.get("synthetic") for p in record["parts"])
 
 
 def ready(records: list[Record], since: int) -> tuple[list[Record], int]:

@@ -44,8 +44,9 @@ class Pi(Profile):
         return True
 
     def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
-        # the extension as shipped, copied into the run's private folder (a path pi loads as is)
-        path = folder / EXTENSION.name
+        # the extension as shipped, copied into the run's private folder; as `supervise/index.js`
+        # pi lists it as "supervise" (a file name on its screen would pass for one of the project's)
+        path = folder / "supervise" / "index.js"
         return Hooked([argv[0], "-e", str(path), *argv[1:]], {hook.SOCKET_ENV: socket}, {path: EXTENSION.read_text(encoding="utf-8")})
 
 
