@@ -123,7 +123,7 @@ SOCKET_PATH_MAX = 103
 SOCKET_TAIL = 40
 
 
-def _socket_bases() -> list[Path]:
+def socket_bases() -> list[Path]:
     """Where socket folders go: the temp dir, else (one too deep for a socket path) /tmp."""
     base = Path(tempfile.gettempdir())
     if len(str(base)) + SOCKET_TAIL > SOCKET_PATH_MAX and Path("/tmp").is_dir():
@@ -134,14 +134,14 @@ def _socket_bases() -> list[Path]:
 def socket_dir() -> Path:
     """A private (0700) folder for this run's hook socket, in the temp dir (a socket path must
     be short), named for the supervisor's pid so a later run can tell it was left behind."""
-    return Path(tempfile.mkdtemp(prefix=f"{SOCKET_DIR_PREFIX}{os.getpid()}-", dir=_socket_bases()[0]))
+    return Path(tempfile.mkdtemp(prefix=f"{SOCKET_DIR_PREFIX}{os.getpid()}-", dir=socket_bases()[0]))
 
 
 def sweep_socket_dirs(alive: Callable[[int], bool]) -> list[Path]:
     """Remove the socket folders of supervisors that died without cleaning up (kill -9).
     Only the user's own, and only where `alive(pid)` says that supervisor is gone."""
     removed = []
-    for folder in (f for base in _socket_bases() for f in base.glob(f"{SOCKET_DIR_PREFIX}*-*")):
+    for folder in (f for base in socket_bases() for f in base.glob(f"{SOCKET_DIR_PREFIX}*-*")):
         m = re.fullmatch(rf"{SOCKET_DIR_PREFIX}(\d+)-\w+", folder.name)
         try:
             if not m or folder.is_symlink() or not folder.is_dir() or folder.stat().st_uid != os.getuid():

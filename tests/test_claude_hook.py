@@ -78,6 +78,10 @@ def test_a_recorder_that_cannot_start_stops_the_run_cleanly(tmp_path, monkeypatc
     from supervisor.store.database import Store
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def ours():  # this process's socket folders, wherever a socket path fits
+        return [f for base in paths.socket_bases() for f in base.glob(f"{paths.SOCKET_DIR_PREFIX}{os.getpid()}-*")]
+
     agent = tmp_path / "claude"
     agent.write_text("#!/bin/sh\nsleep 30\n")
     agent.chmod(0o755)
@@ -86,7 +90,7 @@ def test_a_recorder_that_cannot_start_stops_the_run_cleanly(tmp_path, monkeypatc
     def no_memory(argv, **kwargs):
         if "supervisor.run.recorder" not in argv:
             return real_popen(argv, **kwargs)
-        assert list(tmp_path.glob(f"{paths.SOCKET_DIR_PREFIX}{os.getpid()}-*")), "no socket folder was made"
+        assert ours(), "no socket folder was made"
         raise OSError(12, "Cannot allocate memory")
 
     monkeypatch.setattr(recorderstart.subprocess, "Popen", no_memory)
@@ -95,7 +99,7 @@ def test_a_recorder_that_cannot_start_stops_the_run_cleanly(tmp_path, monkeypatc
     with pytest.raises(SuperviseError) as failed:
         session.run(session.RunOptions([str(agent)], cwd=str(tmp_path)), env=env, stdin_fd=None, stdout_fd=None, stderr=io.StringIO())
     assert str(failed.value).startswith("supervise: cannot start the recorder: Cannot allocate memory; the agent was stopped (hint: ")
-    assert not list(tmp_path.glob(f"{paths.SOCKET_DIR_PREFIX}*"))
+    assert not ours()
     row = Store(tmp_path / "home" / "supervise.db").sessions()[0]
     assert row["status"] == "failed"
     with pytest.raises(ProcessLookupError):

@@ -2,8 +2,10 @@
 folder of a killed supervisor outlives the next start."""
 
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -19,17 +21,32 @@ from procs import is_recorder, session_processes
 TOY = ROOT / "tests" / "agents" / "toyagent.py"
 
 
+def short_tmp(tmp_path) -> Path:
+    """This test's own temporary folder for the agent (TMPDIR): under /tmp, as short as a
+    socket path needs (pytest's are deep enough to have supervise put its socket in /tmp)."""
+    told = tmp_path / "short-tmp"
+    if not told.exists():
+        told.write_text(tempfile.mkdtemp(prefix="sv-", dir="/tmp"))
+    return Path(told.read_text())
+
+
+@pytest.fixture(autouse=True)
+def _short_tmp_gone(tmp_path):
+    yield
+    if (tmp_path / "short-tmp").exists():
+        shutil.rmtree(short_tmp(tmp_path), ignore_errors=True)
+
+
 def socket_dirs(tmp_path) -> set[Path]:
     """The hook socket folders in this test's own temporary folder: another supervise on the
     machine tidies the shared one."""
-    return set((tmp_path / "tmp").glob("supervise-*-*"))
+    return set(short_tmp(tmp_path).glob("supervise-*-*"))
 
 
 def start(tmp_path, home, extra_env=None):
     """The toy agent as `claude` would be run (hook socket and all: it ignores --settings)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    (tmp_path / "tmp").mkdir(exist_ok=True)
-    env.update(SUPERVISE_HOME=str(home), HOME=str(tmp_path / "home"), TMPDIR=str(tmp_path / "tmp"), **(extra_env or {}))
+    env.update(SUPERVISE_HOME=str(home), HOME=str(tmp_path / "home"), TMPDIR=str(short_tmp(tmp_path)), **(extra_env or {}))
     claude = tmp_path / "claude"
     claude.write_text(f'#!/bin/sh\nexec {sys.executable} {TOY} --log {tmp_path / "toy.jsonl"} --paste "$@"\n')
     claude.chmod(0o755)

@@ -140,7 +140,7 @@ class EventSink:
             detail.setdefault("sources", [source])
             if self.start_monotonic is not None:
                 detail["latency_ms"] = round((time.monotonic() - self.start_monotonic - t) * 1000, 2)
-        if kind == "injection" and detail.get("channel") == "typed":  # (a hook's changes nothing on screen)
+        if kind == "injection" and source == "typed":  # (what a door is given changes nothing on screen)
             self.compactions.given()
         if kind not in KINDS or source is None:
             self._new(kind, t, detail, mark)
