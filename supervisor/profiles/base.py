@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+from . import hook
+
 
 def without_options(argv: list[str], valued: tuple[str, ...] = (), flags: tuple[str, ...] = ()) -> list[str]:
     """`argv` without the options named (those a resumed run's own replace): each of `valued`
@@ -156,18 +158,12 @@ class HookScript(Profile):
     its output: the shared hook script (hook.py) is that command."""
 
     def hook_command(self) -> str | None:
-        from . import hook
-
         return hook.command()
 
     def hook_env(self, socket: str) -> dict[str, str]:
-        from . import hook
-
         return {hook.SOCKET_ENV: socket}
 
     def hook_reply(self, context: str) -> str:
-        from . import hook
-
         return hook.output(context)
 
     def hook_request(self) -> str:

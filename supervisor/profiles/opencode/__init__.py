@@ -55,16 +55,22 @@ def merged(mine: Mapping, theirs: Mapping) -> dict:
     return out
 
 
-def their_config(env: Mapping[str, str], name: str) -> dict | None:
-    """The config the user passes in variable `name` (empty if none), its `permission` as a
-    table; None when it cannot be read (it stays as it is, and the agent says what is wrong)."""
+def _passed(env: Mapping[str, str], name: str) -> dict | None:
+    """The config object the user passes in variable `name` ({} if none); None when it is not one."""
     theirs: object = {}
     if env.get(name):
         try:
             theirs = jsonc(env[name])
         except ValueError:
             return None
-    if not isinstance(theirs, dict):
+    return theirs if isinstance(theirs, dict) else None
+
+
+def their_config(env: Mapping[str, str], name: str) -> dict | None:
+    """The config the user passes in variable `name` (empty if none), its `permission` as a
+    table; None when it cannot be read (it stays as it is, and the agent says what is wrong)."""
+    theirs = _passed(env, name)
+    if theirs is None:
         return None
     if isinstance(theirs.get("permission"), str):  # "ask": every tool, as it reads it
         theirs["permission"] = {"*": theirs["permission"]}
@@ -80,13 +86,8 @@ def with_plugin(env: Mapping[str, str], name: str, path: Path) -> str | None:
     """The config the user passes in variable `name` with the plugin at `path` after their own
     plugins (it concatenates the lists of every config, not this one's with ours); None when
     theirs cannot be read (it stays as it is)."""
-    theirs: object = {}
-    if env.get(name):
-        try:
-            theirs = jsonc(env[name])
-        except ValueError:
-            return None
-    if not isinstance(theirs, dict) or not isinstance(theirs.get("plugin", []), list):
+    theirs = _passed(env, name)
+    if theirs is None or not isinstance(theirs.get("plugin", []), list):
         return None
     return json.dumps({**theirs, "plugin": [*theirs.get("plugin", []), path.as_uri()]})
 
