@@ -76,6 +76,21 @@ def injections(sid):
     return [e["detail"] for e in session(sid)["events"] if e["kind"] == "injection"]
 
 
+def confirmed(sid):
+    return [i for i in injections(sid) if i.get("confirmed")] or None
+
+
+def with_next_prompt(kit) -> bool:
+    """Its door asks only as the user's turn starts, and its compaction here (a command) ends
+    no turn: the context goes with the user's next words."""
+    return profiles.get(kit.NAME).door_at_prompt and not hasattr(kit, "compact")
+
+
+def words(kit, request) -> str:
+    """The user's words of `request`, as the agent sent them (its own wrapping taken off)."""
+    return kit.said(request) if hasattr(kit, "said") else request.last_user_text()
+
+
 def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_flag(agent):
     kit, start, api, env = agent
     marker = Path(env["HOME"]) / "their-own-hook-ran"
@@ -89,13 +104,14 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
     else:
         screen.type(kit.COMPACT)
         screen.wait(kit.COMPACTED if isinstance(kit.COMPACTED, str) else kit.COMPACTED.pattern, 90)
-    # supervise types its context back once the agent is idle again, and sees it taken
-    [given] = until(screen, lambda: [i for i in injections(sid) if i.get("confirmed")] or None, 120)
-    assert given["reason"] == "compaction" and given["context_session"] == sid
     door = profiles.get(kit.NAME).door
-    assert (given["channel"] != "typed") == bool(door), given  # its own door where it has one
+    if not with_next_prompt(kit):  # supervise types its context back once the agent is idle again, and sees it taken
+        until(screen, lambda: confirmed(sid), 120)
     kit.idle(screen)
     turn(kit, screen, SECOND)
+    [given] = until(screen, lambda: confirmed(sid), 120)
+    assert given["reason"] == "compaction" and given["context_session"] == sid
+    assert (given["channel"] != "typed") == bool(door), given  # its own door where it has one
     # with the next turn at the latest (a hook's context goes with it)
     assert [r for r in api.requests if HEAD in json.dumps(r.body)], "the agent never sent our context to its model"
     kit.quit(screen)
@@ -166,14 +182,14 @@ def test_half_a_line_typed_while_it_compacts_is_sent_whole_as_the_users_own(agen
     screen.child.send(head)  # while it compacts
     screen.wait(kit.COMPACTED if isinstance(kit.COMPACTED, str) else kit.COMPACTED.pattern, 90)
     door = profiles.get(kit.NAME).door
-    if door:  # given through its door meanwhile, the half line untouched
-        until(screen, lambda: [i for i in injections(sid) if i.get("confirmed")] or None, 120)
+    if door and not with_next_prompt(kit):  # given through its door meanwhile, the half line untouched
+        until(screen, lambda: confirmed(sid), 120)
     screen.type(rest)
     screen.wait("(?i)reply to: " + re.escape(SECOND[:30]), 90)
     kit.idle(screen)
-    [given] = until(screen, lambda: [i for i in injections(sid) if i.get("confirmed")] or None, 120)
+    [given] = until(screen, lambda: confirmed(sid), 120)
     assert (given["channel"] != "typed") == bool(door), given
-    said = [r.last_user_text().strip() for r in api.requests]
+    said = [words(kit, r).strip() for r in api.requests]
     # the user's line, whole and on its own (after what the agent itself puts first, a date, say)
     assert [s for s in said if s == SECOND or s.endswith("\n" + SECOND)], said[-3:]
     assert not [s for s in said if HEAD in s and SECOND in s], "our context was mixed into the user's words"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -102,8 +103,10 @@ def is_compaction(req: Request) -> bool:
 
 def said(req: Request) -> str:
     """The user's words of the request's last message, without the date block it puts first
-    ("<current_datetime>...</current_datetime>")."""
-    return re.sub(r"\A\s*<current_datetime>.*?</current_datetime>\s*", "", req.last_user_text(), flags=re.S)
+    ("<current_datetime>...</current_datetime>") and a hook's context it puts after them
+    ("<system_reminder>...</system_reminder>")."""
+    text = re.sub(r"\A\s*<current_datetime>.*?</current_datetime>\s*", "", req.last_user_text(), flags=re.S)
+    return re.sub(r"\s*<system_reminder>.*?</system_reminder>\s*\Z", "", text, flags=re.S)
 
 
 def _line(req: Request) -> str:
@@ -191,6 +194,14 @@ def quit(screen) -> None:
     deadline = time.monotonic() + 20
     while screen.child.isalive() and time.monotonic() < deadline:
         screen.pump(0.2)
+
+
+def user_hook(env: dict[str, str], marker: Path) -> None:
+    """The user's own userPromptSubmitted hook in ~/.copilot/hooks/: it writes `marker` as it runs."""
+    folder = Path(env["HOME"]) / ".copilot" / "hooks"
+    folder.mkdir(parents=True, exist_ok=True)
+    mine = {"type": "command", "bash": f"touch {shlex.quote(str(marker))}", "timeoutSec": 10}
+    (folder / "mine.json").write_text(json.dumps({"version": 1, "hooks": {"userPromptSubmitted": [mine]}}))
 
 
 HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)
