@@ -89,8 +89,8 @@ class Request:
         return out
 
     def last_user_text(self) -> str:
-        """The last text the user wrote (not a tool's result, not Gemini CLI's own context)."""
-        texts = [t for t in self.user_texts() if not t.lstrip().startswith("<session_context>")]
+        """The last text the user wrote (not a tool's result, not Gemini CLI's own context, not a hook's)."""
+        texts = [t for t in self.user_texts() if not t.lstrip().startswith(("<session_context>", "<hook_context>"))]
         return texts[-1] if texts else ""
 
     def ends_with_tool_result(self) -> bool:

@@ -141,3 +141,14 @@ def meta(thread: str, cwd: str) -> str:
 def said(text: str) -> str:
     item = {"type": "UserMessage", "content": [{"type": "text", "text": text}]}
     return json.dumps({"type": "event_msg", "payload": {"type": "item_completed", "item": item}})
+
+
+def test_a_hooks_context_in_a_gemini_message_is_not_the_users_words():
+    from supervisor.profiles.gemini import transcript as gemini
+
+    said = "turn 2: rename the total column"
+    parts = [{"text": said}, {"text": "<hook_context>[supervise] You are continuing earlier work</hook_context>"}]
+    record = {"id": "m-2", "type": "user", "content": parts}
+    assert gemini.user_text(record) == said
+    assert gemini.user_messages([record]) == [said]
+    assert not [line for line in gemini.as_lines([record]) if "supervise" in line]

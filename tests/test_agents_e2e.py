@@ -39,6 +39,8 @@ def agent(request, tmp_path, home):
     env.update(SUPERVISE_HOME=str(home), PATH=f"{exe.parent}:{os.environ['PATH']}")
     env = {k: v for k, v in env.items() if not k.startswith("SUPERVISE_SUMMARY_")}
     env["SUPERVISE_SUMMARY_BACKEND"] = "heuristic"  # no model of supervise's own is asked here
+    if hasattr(kit, "install"):  # a door its user installs once
+        kit.install(env)
     screens = []
 
     def start(args):

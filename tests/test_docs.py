@@ -46,7 +46,7 @@ def test_every_command_and_flag_the_docs_show_exists():
     for where, line in lines:
         words, flags = flags_of(line)
         command = words[:1] if words and words[0] in commands else ["run"]
-        if command in (["patterns"], ["mcp"]) and words[1:2] in (["list"], ["check"], ["install"]):  # a group's subcommand
+        if command in (["patterns"], ["mcp"], ["hooks"]) and words[1:2] in (["list"], ["check"], ["install"], ["uninstall"]):  # a group's subcommand
             command = words[:2]
         key = " ".join(command)
         if key not in helps:

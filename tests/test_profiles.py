@@ -106,7 +106,7 @@ def test_qwen_is_given_its_hook_as_system_defaults_that_keep_the_ones_they_repla
     assert [g["matcher"] for g in given["hooks"]["SessionStart"]] == ["startup", "compact|resume"]
     # defaults it could not carry over as they are: no door, the context is typed
     admin.write_text('{"$version": 2, "hooks": {}}')
-    assert qwen.PROFILE.with_hook(["qwen"], tmp_path, "s", at_start=False, env=env).env == {}
+    assert qwen.PROFILE.with_hook(["qwen"], tmp_path, "s", at_start=False, env=env) is None
     admin.write_text("{ not json")
-    assert qwen.PROFILE.with_hook(["qwen"], tmp_path, "s", at_start=False, env=env).env == {}
+    assert qwen.PROFILE.with_hook(["qwen"], tmp_path, "s", at_start=False, env=env) is None
     assert not qwen.PROFILE.hooks(["qwen", "--bare"])

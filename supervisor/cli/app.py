@@ -15,7 +15,7 @@ import typer
 
 from .. import __version__
 from ..errors import SuperviseError
-from . import memory, patterns, routing, running, sessions, tools
+from . import hooks, memory, patterns, routing, running, sessions, tools
 from .entry import guarded
 from .shared import usage_no_command
 
@@ -40,6 +40,7 @@ app.command()(sessions.summarize)
 app.command("context")(sessions.context_cmd)
 app.command()(memory.search)
 app.add_typer(memory.mcp_app, name="mcp")
+app.add_typer(hooks.app, name="hooks")
 app.add_typer(patterns.app, name="patterns")
 app.command()(running.demo)
 app.command()(tools.browse)

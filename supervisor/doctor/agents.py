@@ -73,5 +73,14 @@ def agent(command: str, sets: Mapping[str, patterns.PatternSet], env: Mapping[st
     output, error = version_output(path, profile, env)
     check = agent_verdict(command, path, output, error, verified)
     if check.status == "ok" and chosen is not None:  # the door its context goes back through
-        check = dataclasses.replace(check, detail=f"{check.detail}; context back: {profile.door or 'typed at its prompt'}")
+        check = dataclasses.replace(check, detail=f"{check.detail}; context back: {door(profile, env)}")
     return check
+
+
+def door(profile: profiles.Profile, env: Mapping[str, str]) -> str:
+    here = profile.door_here(env)
+    if here:
+        return here
+    if profile.door:  # one the user installs, not installed
+        return f"typed at its prompt (`supervise hooks install {profile.name}` gives it its own door)"
+    return "typed at its prompt"

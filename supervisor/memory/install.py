@@ -5,16 +5,11 @@ outside supervise too."""
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
 
-from .. import profiles
+from .. import agentcmd, profiles
 from ..errors import SuperviseError
-from ..plaintext import clip, plain, quoted
+from ..plaintext import quoted
 from . import launch
-
-TIMEOUT = 60  # seconds the agent's command may take
 
 
 def command(agent: str) -> list[str]:
@@ -35,18 +30,4 @@ def command(agent: str) -> list[str]:
 def run(agent: str, argv: list[str]) -> str | None:
     """Run the agent's command; None when it added the server, or what the agent said when
     its config has a server of that name already (run twice: nothing to do)."""
-    if shutil.which(argv[0]) is None:
-        raise SuperviseError(f"{argv[0]} is not installed here (not on PATH)", "install it first, or add it to PATH")
-    try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise SuperviseError(
-            f"{argv[0]} did not finish adding the server within {TIMEOUT} s", "run the command yourself: see --dry-run"
-        ) from None
-    if done.returncode == 0:
-        return None
-    said = clip(plain(" ".join((done.stderr or done.stdout).split()), newlines=False), 300)
-    exists = profiles.get(agent).mcp_add_exists
-    if exists is not None and (m := re.search(exists, said)):
-        return m.group()
-    raise SuperviseError(f"{argv[0]} refused to add the server: {said}", "run the command yourself: see --dry-run")
+    return agentcmd.run(argv, "add the server", profiles.get(agent).mcp_add_exists)

@@ -14,9 +14,9 @@ import importlib
 import pkgutil
 from functools import cache
 
-from .base import Hooked, McpServer, Profile, Resumed
+from .base import DoorInstall, Hooked, McpServer, Profile, Resumed
 
-__all__ = ["Hooked", "McpServer", "Profile", "Resumed", "clis", "get", "shipped", "summarizers"]
+__all__ = ["DoorInstall", "Hooked", "McpServer", "Profile", "Resumed", "clis", "get", "shipped", "summarizers"]
 
 # The modules here that are no agent's: what every profile is built from.
 _NOT_AGENTS = {"base", "headless", "hook", "recordfiles"}

@@ -48,6 +48,20 @@ class Hooked:
 
 
 @dataclass(frozen=True)
+class DoorInstall:
+    """An agent whose door is read from its own configuration only: supervise's folder that
+    holds the door (an extension), and the agent's own commands that add it and take it out
+    (`supervise hooks install` / `uninstall`)."""
+
+    files: dict[Path, str]  # the door's files, in supervise's own folder
+    install: list[str]
+    uninstall: list[str]
+    env: dict[str, str] = field(default_factory=dict)  # for those commands, over the user's own
+    exists: str | None = None  # what its install answers (a regex) when it has one of that name
+    absent: str | None = None  # what its uninstall answers (a regex) when it has none
+
+
+@dataclass(frozen=True)
 class McpServer:
     """supervise's MCP server, as an agent's MCP configuration starts it (stdio)."""
 
@@ -116,12 +130,21 @@ class Profile:
         """Whether, run as `argv`, it asks for its context through a hook of its own."""
         return False
 
-    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked | None:
         """The command line and environment that give it our hook, asking over `socket`
         (files it needs go in the session's private `folder`); `at_start`: it has something
         to be given as it starts (a resumed session's context, a brief); `env`: the agent's
-        environment as it is."""
+        environment as it is. None: no door this run (the context is typed)."""
         return Hooked(argv)
+
+    def door_here(self, env: Mapping[str, str]) -> str | None:
+        """Its door as `env` has it (`doctor`): `door`, unless it must be installed and is not."""
+        return self.door
+
+    def door_install(self, folder: Path) -> DoorInstall | None:
+        """Its door as installed in its own configuration from supervise's `folder`, for an
+        agent whose door cannot be given for one run; None: given per run, or none."""
+        return None
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
         """The command line, environment and files that give it `server` for this run only

@@ -22,11 +22,12 @@ import socket
 import sys
 
 SOCKET_ENV = "SUPERVISE_HOOK_SOCKET"
+SCRIPT = os.path.abspath(__file__)
 
 
 def command(*args: str) -> str:
     """The shell command that runs this script with supervise's own Python (and `args`)."""
-    return shlex.join([sys.executable, "-I", "-S", os.path.abspath(__file__), *args])
+    return shlex.join([sys.executable, "-I", "-S", SCRIPT, *args])
 
 
 def ask(path: str, request: dict, timeout: float) -> str:

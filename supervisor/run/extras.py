@@ -23,9 +23,12 @@ def add(plan: Plan, argv: list[str], cleanup: contextlib.ExitStack, env: Mapping
         paths.sweep_socket_dirs(supervisor_alive)
         socket_dir = paths.socket_dir()
         cleanup.callback(shutil.rmtree, socket_dir, ignore_errors=True)
-        plan.hook_socket = str(socket_dir / "hook.sock")
+        socket = str(socket_dir / "hook.sock")
         at_start = resumed or plan.settings.memory.brief
-        _given(plan, plan.profile.with_hook(argv, plan.sdir, plan.hook_socket, at_start=at_start, env=plan.env))
+        hooked = plan.profile.with_hook(argv, plan.sdir, socket, at_start=at_start, env=plan.env)
+        # no door this run (the context is typed), or a file door: no socket to ask over
+        plan.hook_socket = socket if hooked is not None and hooked.door_file is None else None
+        _given(plan, hooked)
     if plan.settings.memory.mcp and plan.pattern_set is not None:
         server = launch.server(env, project, plan.sid, plan.settings.memory.mcp_all_projects)  # the run's scope, carried to it
         _given(plan, plan.profile.with_mcp(plan.argv, plan.sdir, server, plan.env))

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import time
 from pathlib import Path
 
+from conftest import SUPERVISE
 from fake_gemini import FakeGemini
 
 NAME = "gemini"
@@ -100,6 +102,20 @@ def quit(screen) -> None:
     screen.type("/quit")
     screen.wait(r"Agent powering down|Goodbye", 30)
     screen.pump(1.0)
+
+
+def install(env: dict[str, str]) -> None:
+    """supervise's door, installed as a user installs it (its extension, linked by Gemini CLI)."""
+    subprocess.run([*SUPERVISE, "hooks", "install", NAME], env=env, check=True, capture_output=True, timeout=120)
+
+
+def user_hook(env: dict[str, str], marker: Path) -> None:
+    """The user's own BeforeAgent hook in ~/.gemini/settings.json: it writes `marker` as it runs."""
+    path = Path(env["HOME"]) / ".gemini" / "settings.json"
+    data = json.loads(path.read_text())
+    mine = {"type": "command", "command": f"touch {shlex.quote(str(marker))}"}
+    data["hooks"] = {"BeforeAgent": [{"hooks": [mine]}]}
+    path.write_text(json.dumps(data, indent=1))
 
 
 HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)

@@ -22,11 +22,17 @@ Record = dict
 SOURCE = Lines(recursive=True)  # a folder per project, made when it first runs there
 _SNAPSHOT = "<state_snapshot>"
 _OURS = ("<session_context>", _SNAPSHOT)  # what it sends as the user's but the user did not type
+_HOOKS = "<hook_context>"  # a part of the user's message that a hook added (supervise's context among them)
+
+
+def own_folder(env: Mapping[str, str]) -> Path:
+    """Its folder of settings, extensions and sessions (~/.gemini; GEMINI_CLI_HOME moves it)."""
+    home = env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.path.expanduser("~")
+    return Path(home).expanduser() / ".gemini"
 
 
 def folder(env: Mapping[str, str], cwd: str) -> Path:
-    home = env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.path.expanduser("~")
-    return Path(home).expanduser() / ".gemini" / "tmp"
+    return own_folder(env) / "tmp"
 
 
 def locate(top: Path, agent_session_id: str) -> Path | None:
@@ -60,11 +66,12 @@ def timestamp(record: Record) -> float | None:
         return None
 
 
-def _text(message: Mapping) -> str:
+def _text(message: Mapping, hooks: bool = True) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
-    return "\n".join(p.get("text", "") for p in content or [] if isinstance(p, dict) and isinstance(p.get("text"), str))
+    texts = [p["text"] for p in content or [] if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return "\n".join(t for t in texts if hooks or not t.lstrip().startswith(_HOOKS))
 
 
 def _snapshot_message(record: Record) -> dict | None:
@@ -93,7 +100,7 @@ def summary(record: Record) -> str | None:
 def user_text(record: Record) -> str:
     if record.get("type") != "user" or "id" not in record:
         return ""
-    text = _text(record)
+    text = _text(record, hooks=False)
     return "" if text.lstrip().startswith(_OURS) else text
 
 

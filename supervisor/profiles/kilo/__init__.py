@@ -73,9 +73,9 @@ class Kilo(Profile):
     def hooks(self, argv: list[str]) -> bool:
         return "--pure" not in argv[1:]
 
-    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked | None:
         hooked = plugin_hook(argv, folder, socket, env or {}, CONFIG_ENV, PURE_ENV)
-        return Hooked(hooked.argv, {**hooked.env, **own_process(env or {})}, hooked.files) if hooked.env else hooked
+        return None if hooked is None else Hooked(hooked.argv, {**hooked.env, **own_process(env or {})}, hooked.files)
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked | None:
         theirs = their_config(env, CONFIG_ENV)

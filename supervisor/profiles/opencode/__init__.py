@@ -92,13 +92,13 @@ def with_plugin(env: Mapping[str, str], name: str, path: Path) -> str | None:
     return json.dumps({**theirs, "plugin": [*theirs.get("plugin", []), path.as_uri()]})
 
 
-def plugin_hook(argv: list[str], folder: Path, socket: str, env: Mapping[str, str], name: str, pure_env: str) -> Hooked:
+def plugin_hook(argv: list[str], folder: Path, socket: str, env: Mapping[str, str], name: str, pure_env: str) -> Hooked | None:
     """Our plugin, copied into the run's private `folder`, given in config variable `name`;
     nothing (its context typed) when it runs without external plugins or theirs cannot be read."""
     path = folder / PLUGIN.name
     config = None if pure(argv, env, pure_env) else with_plugin(env, name, path)
     if config is None:
-        return Hooked(argv)
+        return None
     return Hooked(argv, {name: config, hook.SOCKET_ENV: socket}, {path: PLUGIN.read_text(encoding="utf-8")})
 
 
@@ -119,10 +119,10 @@ class OpenCode(Profile):
     def hooks(self, argv: list[str]) -> bool:
         return "--pure" not in argv[1:]
 
-    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked | None:
         env = env or {}
         hooked = plugin_hook(argv, folder, socket, env, CONFIG_ENV, PURE_ENV)
-        if not hooked.env or any(k.lower() == NPM_RETRIES for k in env):  # (npm reads its variables in any case)
+        if hooked is None or any(k.lower() == NPM_RETRIES for k in env):  # (npm reads its variables in any case)
             return hooked
         return Hooked(hooked.argv, {**hooked.env, NPM_RETRIES: "0", UNSET_ENV: NPM_RETRIES}, hooked.files)
 

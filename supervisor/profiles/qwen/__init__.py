@@ -76,10 +76,10 @@ class Qwen(HookScript):
     def hooks(self, argv: list[str]) -> bool:
         return not any(a in ("--bare", "--safe-mode") for a in argv[1:])  # those run no hooks
 
-    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
+    def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked | None:
         hidden = read_defaults(hidden_defaults(env or {}))
         if hidden is None:
-            return Hooked(argv)
+            return None
         path = folder / DEFAULTS_FILE
         text = json.dumps(defaults(hidden, at_start), indent=2)
         return Hooked(argv, {DEFAULTS_ENV: str(path), **self.hook_env(socket)}, {path: text})
