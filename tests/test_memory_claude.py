@@ -1,8 +1,10 @@
 """The real Claude Code (pinned in tests/agents) looks up an earlier session through
 supervise's MCP server, and starts with a brief of it, against the fake API.
 
-Its model does what a real one must: MCP tools are deferred behind ToolSearch, so it first
-loads the tool (`select:mcp__supervise__search`), then calls it."""
+Its model does what a real one must: it calls only the tools it is offered. supervise's server
+asks not to be deferred (alwaysLoad), so once it has connected its tools come in the request
+itself; a session whose first turn beat the server gets them deferred, and the model loads the
+tool through ToolSearch (`select:mcp__supervise__search`) first."""
 
 import json
 import re
@@ -13,22 +15,37 @@ import pytest
 from agentdriver import CLAUDE_IDLE as IDLE, CLAUDE_MODEL, Screen, claude_bin, claude_env, claude_newest_bin
 from fakeapi import FakeAnthropic
 from helpers import latest, recorder_done, session, wait_for
-from planted import DECISION, FRAME, REQUEST, SECRET, is_summary_request, leaked, summary_of_session_1, tool_results
+from planted import DECISION, FRAME, LOOKUP, REQUEST, SECRET, is_summary_request, leaked, summary_of_session_1, tool_results
 
 TOOL = "mcp__supervise__search"
+TOOLS = {TOOL, "mcp__supervise__brief", "mcp__supervise__excerpt", "mcp__supervise__session"}
 DIALOG = r"Do you want to proceed|Allow this|don't ask again|can't check actions"
 
 
+def can_call(r, name):
+    """Offered in full: not deferred, or deferred and loaded by a ToolSearch result since."""
+    tool = r.tool(name)
+    return tool is not None and (not tool.get("defer_loading") or json.dumps({"tool_name": name})[1:-1] in json.dumps(r.body["messages"]))
+
+
 def looks_up(r):
-    """The model of session 2: asked to look it up, it loads supervise's search tool through
-    ToolSearch, calls it, and answers with the line it found."""
+    """The model of session 2: asked to look it up, it calls supervise's search tool (loading it
+    through ToolSearch first if it was not offered in full), and answers with the line it found."""
     results = tool_results(r)
     if any(FRAME in t for t in results):
         found = next((line for t in results for line in t.splitlines() if "kestrel" in line), "nothing")
         return {"text": f"From the record: {found[-120:]}"}
-    if r.has_tool_result and r.tool(TOOL):
+    if can_call(r, TOOL):
         return {"tool_use": {"name": TOOL, "input": {"query": "importer queue"}}}
     return {"tool_use": {"name": "ToolSearch", "input": {"query": f"select:{TOOL}"}}}
+
+
+def calls(requests, name):
+    """How many times the model called `name` in the conversation the last request carries."""
+    messages = requests[-1].body["messages"] if requests else []
+    return sum(
+        1 for m in messages if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_use" and b["name"] == name
+    )
 
 
 @pytest.fixture(params=["pinned", "newest"])
@@ -108,8 +125,8 @@ def test_a_second_session_looks_the_first_ones_decision_up_through_supervise_wit
     screen.wait("From the record:", 90)
     screen.wait(IDLE, 30)
     asked = api.messages()[first_requests:]
-    # the tool was offered deferred, loaded through ToolSearch, and called
-    assert any(r.tool(TOOL) and r.tool(TOOL).get("defer_loading") for r in asked)
+    # the tool was offered (deferred behind ToolSearch if this turn beat its server) and called
+    assert any(r.tool(TOOL) for r in asked)
     answers = [t for r in asked for t in tool_results(r) if FRAME in t]
     assert answers, "supervise's search tool never answered"
     assert "kestrel" in answers[0] and one in answers[0]
@@ -119,6 +136,29 @@ def test_a_second_session_looks_the_first_ones_decision_up_through_supervise_wit
     # the answer reached the screen, and no permission dialog ever stood in the way
     assert "From the record:" in screen.text() and "kestrel" in screen.text().split("From the record:")[-1]
     assert not re.search(DIALOG, screen.text())
+
+
+def test_once_connected_supervises_tools_come_in_the_first_request_and_a_lookup_needs_no_toolsearch(two_sessions):
+    """alwaysLoad: the tools of a server that has connected come in full from the first request
+    (a turn sent before it connects gets them deferred for the whole session)."""
+    screen, api, one = two_sessions()
+    screen.type("/mcp")  # as a user checks it: the server is up, with its tools
+    screen.wait(r"✔ supervise\s+4 tools", 30)
+    screen.child.send("\x1b")
+    screen.wait(IDLE, 30)
+    before = len(api.messages())
+    api.add(looks_up, match=lambda r: r.has_tools and not is_summary_request(r), times=None)
+    screen.type(LOOKUP)
+    screen.wait("From the record:", 90)
+    screen.wait(IDLE, 30)
+    asked = [r for r in api.messages()[before:] if r.has_tools and not is_summary_request(r)]
+    offered = {t["name"]: t for t in asked[0].body["tools"] if t["name"].startswith("mcp__supervise__")}
+    assert set(offered) == TOOLS and not any(t.get("defer_loading") for t in offered.values()), offered
+    deferred = asked[0].all_text().split("deferred tools are now available via ToolSearch", 1)[-1].split("</system-reminder>", 1)[0]
+    assert not any(name in deferred for name in TOOLS)
+    # the search called at once, then the answer: two round trips (deferred, ToolSearch made three)
+    assert len(asked) == 2 and calls(asked, TOOL) == 1 and calls(asked, "ToolSearch") == 0
+    assert any(FRAME in t and one in t for t in tool_results(asked[-1]))
 
 
 def test_with_brief_the_first_request_of_session_2_carries_session_1s_request_and_decision(two_sessions):

@@ -87,6 +87,7 @@ class AgentRecord:
         if wall and self.cfg.started_wall and wall < self.cfg.started_wall - EARLIER:
             return  # an earlier run's, written again (a resumed session's history)
         t = max(0.0, wall - self.cfg.started_wall if wall and self.cfg.started_wall else self.now())
+        t = min(t, self.now())  # written before it was read, whatever the agent's clock says (one running ahead)
         if detail is not None:
             self.sink.emit("compaction_finished", t, {**detail, "transcript": path.name}, "transcript")
         if summary is not None:

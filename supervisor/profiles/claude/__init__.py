@@ -57,7 +57,9 @@ def with_settings(argv: list[str], settings_path: Path) -> list[str]:
 
 
 def mcp_config(server: McpServer) -> dict:
-    return {"mcpServers": {server.name: {"type": "stdio", "command": server.command, "args": list(server.args), "env": server.env}}}
+    # alwaysLoad: its tools in the first request, not deferred behind ToolSearch (one round trip fewer)
+    entry = {"type": "stdio", "command": server.command, "args": list(server.args), "env": server.env, "alwaysLoad": True}
+    return {"mcpServers": {server.name: entry}}
 
 
 def allowed(server: McpServer) -> str:
