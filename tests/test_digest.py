@@ -181,3 +181,15 @@ def test_a_message_drawn_again_is_not_the_latest_request():
     assert digest.latest_request(None, ["turn 1: write it", "/compact", "turn 2: rename it"]) == "turn 2: rename it"
     told = digest.Told(["yes", "do X", "yes"], [])  # its own record says what was sent, repeats included
     assert digest.latest_request(told, ["do X"]) == "yes"
+
+
+def test_a_half_line_left_in_the_input_box_is_not_the_current_task_where_the_record_says_what_was_sent():
+    """Gemini CLI draws its input box as it draws a sent message (" > text"): a half line the
+    user left there while it compacted is read off the screen like one. Its own record says
+    what was sent; the heuristic context takes its current task from there."""
+    gemini = patterns.load_all(env={})["gemini"]
+    text = " > turn 1: write src/totals.py\n✦ Fake reply to: turn 1\n > turn 2: rename the"
+    told = digest.Told(["turn 1: write src/totals.py"], [])
+    made = ctx.heuristic(digest.build(text, told=told, patterns=gemini))
+    assert made["current_task"] == "turn 1: write src/totals.py"
+    assert ctx.heuristic(digest.build(text, patterns=gemini))["current_task"] == "turn 2: rename the"  # no record: the screen's

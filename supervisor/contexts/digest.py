@@ -138,7 +138,7 @@ class Digest:
     original_request: str
     files: list[str] = field(default_factory=list)
     counts: dict = field(default_factory=dict)  # lines kept per category
-    user_turns: list[str] = field(default_factory=list)  # what the user typed, as the agent's patterns read it
+    user_turns: list[str] = field(default_factory=list)  # what the user sent: its own record's, else as its patterns read the screen
     latest_request: str = ""  # the user's last message in this text (not a slash command)
 
 
@@ -232,7 +232,10 @@ def build(
         parts.append("## Earlier in the session (selected lines, in order)\n" + "\n".join(salient))
     parts.append("## Most recent activity\n" + "\n".join(recent_lines))
     out = "\n\n".join(parts)
-    return Digest(out, estimate_tokens(out), request, files, counts, turns, latest_request(told, turns))
+    # what was sent, where its own record says it (a half line left in an input box drawn
+    # like a sent message is no turn), else as its screen showed it
+    sent = told.said if told and told.said else turns
+    return Digest(out, estimate_tokens(out), request, files, counts, sent, latest_request(told, turns))
 
 
 def _recent(text: str, budget: int) -> tuple[list[str], int]:
