@@ -128,6 +128,11 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
     compactions = [(e["kind"], e["offset"], e["detail"]) for e in s["events"] if e["kind"].startswith("compaction_")]
     made = kit.compactions(api) if hasattr(kit, "compactions") else 1  # (Aider summarizes after every turn here)
     assert (kinds.count("compaction_started"), kinds.count("compaction_finished")) == (made, made), compactions
+    # its door saw it start (where it can: a command its plugins never hear), beside the screen: the same one
+    if given["channel"] == "hook" and getattr(kit, "DOOR_SEES_COMPACT", True):
+        [started] = [e["detail"] for e in s["events"] if e["kind"] == "compaction_started"]
+        [finished] = [e["detail"] for e in s["events"] if e["kind"] == "compaction_finished"]
+        assert "hook" in started["sources"] and "regex" in started["sources"] + finished["sources"], compactions
     from supervisor.store.database import Store
 
     store = Store.open_default()

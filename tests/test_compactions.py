@@ -41,8 +41,8 @@ def orders(sightings):
 # OpenCode 1.18.33: its database says the compaction finished 30 ms before its screen says it
 # started; the screen's own result line comes 2.7 s later.
 OPENCODE = [(F, 9.97, "transcript"), (S, 10.0, "regex"), (F, 12.7, "regex")]
-# Claude Code: the screen's banner and result line, its transcript, its SessionStart hook.
-CLAUDE = [(S, 10.0, "regex"), (F, 31.0, "regex"), (F, 31.4, "transcript"), (F, 31.9, "hook")]
+# Claude Code: its PreCompact hook, the screen's banner and result line, its transcript, its SessionStart hook.
+CLAUDE = [(S, 9.8, "hook"), (S, 10.0, "regex"), (F, 31.0, "regex"), (F, 31.4, "transcript"), (F, 31.9, "hook")]
 
 
 @pytest.mark.parametrize("order", list(orders(OPENCODE)), ids=str)
@@ -58,6 +58,7 @@ def test_a_compaction_seen_finished_by_the_record_before_the_screen_saw_it_start
 def test_a_compaction_seen_by_the_screen_the_record_and_the_hook_is_one_pair_in_any_order(tmp_path, order):
     events, _ = record(tmp_path, [CLAUDE[i] for i in order])
     assert [kind for kind, _ in events] == [S, F]
+    assert set(events[0][1]["sources"]) >= {"regex", "hook"}
     assert set(events[1][1]["sources"]) == {"regex", "transcript", "hook"}
 
 

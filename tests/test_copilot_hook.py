@@ -19,11 +19,11 @@ def test_the_plugin_folder_is_given_for_the_run_with_a_hook_before_each_prompt(t
     assert hooked.env == {"SUPERVISE_HOOK_SOCKET": str(tmp_path / "h.sock")}
     assert json.loads(hooked.files[plugin / ".plugin" / "plugin.json"])["name"] == "supervise"
     hooks = json.loads(hooked.files[plugin / "hooks" / "hooks.json"])["hooks"]
-    assert list(hooks) == ["userPromptSubmitted"]  # a plain start has nothing to give as it starts
+    assert list(hooks) == ["userPromptSubmitted", "preCompact"]  # a plain start has nothing to give as it starts
     [handler] = hooks["userPromptSubmitted"]
     assert handler["bash"].endswith("hook.py shape=flat source=prompt")
     started = copilot.PROFILE.with_hook(["copilot"], tmp_path, "s", at_start=True)
-    assert set(json.loads(started.files[plugin / "hooks" / "hooks.json"])["hooks"]) == {"sessionStart", "userPromptSubmitted"}
+    assert set(json.loads(started.files[plugin / "hooks" / "hooks.json"])["hooks"]) == {"sessionStart", "userPromptSubmitted", "preCompact"}
 
 
 def ask(command, payload, socket):

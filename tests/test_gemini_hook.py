@@ -88,6 +88,8 @@ def test_its_hooks_name_their_source_and_never_hold_a_prompt_back(tmp_path):
     hooks = json.loads(gemini.extension_files(tmp_path)[tmp_path / "hooks" / "hooks.json"])["hooks"]
     before, resume = hooks["BeforeAgent"][0]["hooks"][0], hooks["SessionStart"][0]
     assert resume["matcher"] == "resume" and before["name"] == "supervise"  # its spinner shows the name
+    # its PreCompress "auto" fires before every turn, compressing or not: no witness of a compaction
+    assert [g["matcher"] for g in hooks["PreCompress"]] == ["manual"]
 
     def run(command, payload, env):
         base = {"PATH": os.environ["PATH"], **env}

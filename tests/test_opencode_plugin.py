@@ -14,7 +14,7 @@ import pytest
 from conftest import require
 from supervisor.giveback.hookserver import HookServer
 from supervisor.profiles import get, hook, kilo, opencode
-from supervisor.profiles.base import McpServer
+from supervisor.profiles.base import ASK_JS, McpServer, js_door
 
 SERVER = McpServer("supervise", "/usr/bin/python3", ("-m", "supervisor.memory.mcp"), {"SUPERVISE_HOME": "/h"}, ("search",))
 THEIRS = """{
@@ -42,7 +42,7 @@ def test_the_plugin_joins_the_users_own_and_supervises_mcp_server_in_one_config(
     assert config["mcp"]["supervise"]["command"] == [SERVER.command, *SERVER.args]
     assert config["permission"] == {"*": "ask", "supervise_*": "allow"}
     assert hooked.argv == [agent, "-m", "x"] and env[hook.SOCKET_ENV] == str(tmp_path / "h.sock")
-    assert hooked.files == {ours: opencode.PLUGIN.read_text()}
+    assert hooked.files == {ours: opencode.PLUGIN.read_text(), tmp_path / "supervise-ask.js": ASK_JS.read_text()}
     if agent == "kilo":  # a daemon of its own would serve the run with its own config, not ours
         assert env[kilo.NO_DAEMON_ENV] == "1"
 
@@ -101,8 +101,12 @@ def run_plugin(folder: Path, socket: str | None) -> dict:
     require(node is not None, "node is not installed")
     driver = folder / "driver.mjs"
     driver.write_text(DRIVER)
+    plugin = folder / "door" / "supervise.js"  # as a run has it: the module it asks by beside it
+    for path, text in js_door(plugin, opencode.PLUGIN).items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
     env = {"PATH": os.environ["PATH"], **({hook.SOCKET_ENV: socket} if socket else {})}
-    done = subprocess.run([node, str(driver), opencode.PLUGIN.as_uri()], capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run([node, str(driver), plugin.as_uri()], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -120,7 +124,7 @@ def test_the_plugin_asks_after_a_compaction_and_puts_the_context_before_the_user
         out = run_plugin(tmp_path, server.path)
     finally:
         server.close()
-    assert asked == [("open", None), ("compact", "ses_main"), ("prompt", "ses_main")]
+    assert asked == [("open", None), ("compact", "ses_main"), ("precompact", "ses_main"), ("prompt", "ses_main")]
     assert out["compactionCopy"] == ["turn 1"]  # the compaction's own request: its summary stays its own
     ours, theirs = out["sent"]
     assert ours["text"] == "CONTEXT AFTER COMPACTION\n\nCONTEXT DUE NOW" and ours["synthetic"] is True

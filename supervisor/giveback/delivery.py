@@ -24,6 +24,24 @@ from .limitwait import LimitWait
 
 TICK = 0.1  # seconds between ticks while a delivery is due or under way
 WAIT_CHECK = 30.0  # seconds: the most a usage limit's continue may be late (by the wall clock)
+PRECOMPACT = "precompact"  # the source a door asks with as its agent starts compacting: a witness only
+# what a door's ask witnesses, by its source
+WITNESSED = {"compact": "compaction_finished", PRECOMPACT: "compaction_started"}
+
+
+def witnessed(request: dict) -> tuple[str, dict] | None:
+    """The compaction event a door's ask is a witness of (its kind, and the trigger it names), if any."""
+    kind = WITNESSED.get(str(request.get("source", "")))
+    if kind is None:
+        return None
+    trigger = request.get("trigger")
+    return kind, ({"trigger": trigger} if isinstance(trigger, str) and trigger else {})
+
+
+def session_of(request: dict) -> str | None:
+    """The agent's own session id, as its door's request names it."""
+    sid = request.get("session_id") or request.get("sessionId")
+    return sid if isinstance(sid, str) and sid.strip() else None
 
 
 class GiveBack:
@@ -37,13 +55,16 @@ class GiveBack:
         door_at_prompt: bool = False,
         send: Callable[[Inject | Terminal], None],
         record: Callable[[str, float, dict], object],  # (what they return is not used)
-        compaction_seen: Callable[[float], object],
+        compaction_seen: Callable[[str, float, dict], object],
         now: Callable[[], float],
         paste_mode: Callable[[], bool],
         fail: Callable[[str, BaseException], None],
         limits: Limits = Limits(),
         name: str | None = None,
+        agent_session: Callable[[str], object] = lambda sid: None,
     ):
+        """`compaction_seen(kind, t, detail)`: the agent's door saw its compaction start or end;
+        `agent_session(id)`: the agent's own session id, as its door named it."""
         self._send = send
         self._record = record
         self._limits = limits
@@ -56,6 +77,7 @@ class GiveBack:
         )
         self._hook_wait = hook_wait
         self._compaction_seen = compaction_seen
+        self._agent_session = agent_session
         self._now = now
         self._paste_mode = paste_mode
         self._fail = fail
@@ -188,6 +210,12 @@ class GiveBack:
 
     def _hook_answer(self, request: dict) -> str | None:
         source = str(request.get("source", ""))
-        if source == "compact":  # the hook is one more witness that a compaction finished
-            self._compaction_seen(self._now())
+        sid = session_of(request)
+        if sid is not None:
+            self._agent_session(sid)
+        seen = witnessed(request)
+        if seen is not None:  # one more witness of its compaction, beside the screen and its record
+            self._compaction_seen(seen[0], self._now(), seen[1])
+        if source == PRECOMPACT:
+            return None
         return self.injector.hook(source, self._now, self._hook_wait)

@@ -72,6 +72,15 @@ class McpServer:
     tools: tuple[str, ...]  # all read-only: an agent may run them without asking
 
 
+ASK_JS = Path(__file__).with_name("supervise-ask.js")  # how a door in JavaScript asks supervise
+
+
+def js_door(path: Path, door: Path) -> dict[Path, str]:
+    """The files of a door in JavaScript (`door`'s text at `path`), with the module it asks
+    supervise by beside it."""
+    return {path: door.read_text(encoding="utf-8"), path.with_name(ASK_JS.name): ASK_JS.read_text(encoding="utf-8")}
+
+
 def by_session_or_continue(argv: list[str], session: Mapping, fresh: bool, without: Callable[[list[str]], list[str]]) -> Resumed:
     """For an agent whose `--session ID` carries its own session on and whose `--continue`
     opens the folder's latest one (when none was read); `without` strips the options the

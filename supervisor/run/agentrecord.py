@@ -58,6 +58,12 @@ class AgentRecord:
         self._starting.join(10)
         self.follower.stop()
 
+    def named(self, sid: str) -> None:
+        """On the events thread: the agent's door named its session; taken where its record
+        has not (yet) said one."""
+        if self.agent_session_id is None:
+            self._known(sid)
+
     def _known(self, sid: str) -> None:
         if sid != self.agent_session_id:
             self.agent_session_id = sid

@@ -105,7 +105,8 @@ class Recorder:
                 hook_wait=settings.hook_wait,
                 send=self._send,
                 record=lambda kind, t, detail: self.sink.emit(kind, t, detail, detail.get("channel") or "limits"),
-                compaction_seen=lambda t: self.sink.emit("compaction_finished", t, {}, "hook"),
+                compaction_seen=lambda kind, t, detail: self.sink.emit(kind, t, detail, "hook"),
+                agent_session=self._door_named,
                 now=self._now,
                 paste_mode=lambda: self.modes.private.get("2004") == "h",
                 fail=self.failures,
@@ -163,6 +164,10 @@ class Recorder:
             self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now, self._summarized(cfg.resume_from), heard)
             self.transcript.start()
         self.sink.start()  # every subscriber is wired: what was emitted so far (a brief) is told now
+
+    def _door_named(self, sid: str) -> None:  # its door named its session: taken in turn with its record
+        if self.transcript is not None:
+            self.sink.call("the agent's door", self.transcript.named, sid)
 
     def _summarized(self, session_id: str | None) -> list[str]:
         """The summaries the agent made in the session this one carries on."""

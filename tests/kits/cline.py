@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from agentdriver import Screen
+from conftest import SUPERVISE
 from fakeapi import FakeAnthropic, Request
 
 NAME = "cline"
@@ -68,7 +69,8 @@ def is_compaction(req: Request) -> bool:
 
 
 def last_user_text(req: Request) -> str:
-    """The user's last words: not a tool result, nor its `<user_input mode="act">` wrapper."""
+    """The user's last words: not a tool result, nor its `<user_input mode="act">` wrapper, nor
+    a hook's or plugin's context (a `<hook_context>` message of Cline's own after them)."""
     for message in reversed(req.body.get("messages", [])):
         if message.get("role") != "user":
             continue
@@ -77,10 +79,16 @@ def last_user_text(req: Request) -> str:
             texts = [content]
         else:
             texts = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
+        texts = [t for t in texts if not t.lstrip().startswith("<hook_context")]
+        if not texts and content:
+            continue
         text = texts[-1] if texts else ""
         m = re.fullmatch(r"\s*<user_input[^>]*>(.*)</user_input>\s*", text, re.S)
         return m.group(1) if m else text
     return ""
+
+
+said = last_user_text  # the user's words of a request (tests/test_agents_e2e.py)
 
 
 def rate_limited(retry_after: int) -> dict:
@@ -218,4 +226,22 @@ def quit(screen) -> None:
         screen.pump(0.2)
 
 
+def install(env: dict[str, str]) -> None:
+    """supervise's door, installed as a user installs it (its plugin, copied in by Cline's own command)."""
+    subprocess.run([*SUPERVISE, "hooks", "install", NAME], env=env, check=True, capture_output=True, timeout=120)
+
+
+def user_hook(env: dict[str, str], marker: Path) -> None:
+    """The user's own plugin in ~/.cline/plugins: it writes `marker` as each run starts."""
+    plugins = Path(env["HOME"]) / ".cline" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    (plugins / "mine.js").write_text(
+        'import fs from "node:fs";\n'
+        'export default { name: "mine", manifest: { capabilities: ["hooks"] },\n'
+        f'  hooks: {{ beforeRun() {{ fs.writeFileSync({json.dumps(str(marker))}, "ran"); }} }} }};\n'
+    )
+
+
+# its `/compact` runs outside every plugin hook: its door sees no compaction start, only the screen and its record do
+DOOR_SEES_COMPACT = False
 HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)

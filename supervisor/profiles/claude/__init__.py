@@ -46,7 +46,9 @@ def settings(at_start: bool) -> dict:
     matcher = "compact|resume" + ("|startup" if at_start else "")
     return {
         "hooks": {
-            "SessionStart": [{"matcher": matcher, "hooks": [{"type": "command", "command": hook.command(), "timeout": HOOK_TIMEOUT}]}]
+            "SessionStart": [{"matcher": matcher, "hooks": [{"type": "command", "command": hook.command(), "timeout": HOOK_TIMEOUT}]}],
+            # a witness of each compaction as it starts (manual or auto); it prints nothing
+            "PreCompact": [{"hooks": [{"type": "command", "command": hook.command("source=precompact"), "timeout": HOOK_TIMEOUT}]}],
         }
     }
 

@@ -47,6 +47,7 @@ def plugin_files(folder: Path, at_start: bool) -> dict[Path, str]:
 
     hooks = {"sessionStart": handler()} if at_start else {}
     hooks["userPromptSubmitted"] = handler("source=prompt")
+    hooks["preCompact"] = handler("source=precompact")  # a witness of each compaction as it starts
     return {
         folder / ".plugin" / "plugin.json": json.dumps({"name": PLUGIN, "version": "1.0.0"}, indent=2),
         folder / "hooks" / "hooks.json": json.dumps({"version": 1, "hooks": hooks}, indent=2),

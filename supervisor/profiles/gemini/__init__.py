@@ -51,6 +51,8 @@ def extension_files(folder: Path) -> dict[Path, str]:
     hooks = {
         "BeforeAgent": [{"hooks": [handler("source=prompt")]}],
         "SessionStart": [{"matcher": source, "hooks": [handler()]} for source in ("resume", "startup")],
+        # a witness of /compress as it starts (its "auto" fires before each turn, compressing or not)
+        "PreCompress": [{"matcher": "manual", "hooks": [handler("source=precompact")]}],
     }
     return {
         folder / "gemini-extension.json": json.dumps(manifest, indent=2),

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .. import hook
-from ..base import Hooked, McpServer, Profile, Resumed, by_session_or_continue, without_options
+from ..base import Hooked, McpServer, Profile, Resumed, by_session_or_continue, js_door, without_options
 from . import transcript
 
 CONFIG_ENV = "OPENCODE_CONFIG_CONTENT"
@@ -99,7 +99,7 @@ def plugin_hook(argv: list[str], folder: Path, socket: str, env: Mapping[str, st
     config = None if pure(argv, env, pure_env) else with_plugin(env, name, path)
     if config is None:
         return None
-    return Hooked(argv, {name: config, hook.SOCKET_ENV: socket}, {path: PLUGIN.read_text(encoding="utf-8")})
+    return Hooked(argv, {name: config, hook.SOCKET_ENV: socket}, js_door(path, PLUGIN))
 
 
 def mcp_config(server: McpServer) -> dict:

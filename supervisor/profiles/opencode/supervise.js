@@ -6,57 +6,13 @@
 // and into every request before that (a compaction that carries on by itself). As the user
 // sends a message it also asks for whatever else is due (a resumed session's context, a brief,
 // a context that was not ready when the compaction ended). It asks over the Unix socket named
-// in SUPERVISE_HOOK_SOCKET; nothing is typed. It imports nothing it would have to install, and
-// whatever goes wrong, it adds nothing: OpenCode awaits each hook and a throw would fail the turn.
-import net from "node:net";
+// in SUPERVISE_HOOK_SOCKET (supervise-ask.js, copied beside it); nothing is typed. It imports
+// nothing it would have to install, and whatever goes wrong, it adds nothing: OpenCode awaits
+// each hook and a throw would fail the turn.
+import { SOCKET, ask, open, sleep } from "./supervise-ask.js";
 
-const SOCKET = process.env.SUPERVISE_HOOK_SOCKET;
-const WAIT_MS = Number(process.env.SUPERVISE_HOOK_TIMEOUT || "45") * 1000;
 const MARK = "supervise_context"; // in the metadata of the parts it adds
 const EVENT_WAIT_MS = 2000; // how long a request after a compaction waits for the compaction's event
-
-// The context supervise answers `request` with ("" for none); null when it could not be asked.
-function ask(request) {
-  return new Promise((resolve) => {
-    if (!SOCKET) return resolve(null);
-    let data = "";
-    let done = false;
-    const finish = (context) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      conn.destroy();
-      resolve(context === null || typeof context === "string" ? context : "");
-    };
-    const answered = () => {
-      try {
-        finish(JSON.parse(data).context);
-      } catch {
-        finish("");
-      }
-    };
-    const conn = net.createConnection(SOCKET);
-    const timer = setTimeout(() => finish(""), WAIT_MS);
-    // the request is one line, and so is the answer: no half-close (Bun's end() closes both ways)
-    conn.on("connect", () => conn.write(JSON.stringify(request) + "\n"));
-    conn.on("data", (chunk) => {
-      data += chunk;
-      if (data.includes("\n")) answered();
-    });
-    conn.on("end", answered);
-    conn.on("error", () => finish(null));
-  });
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// Tell supervise the door is open; its recorder may still be starting, so try for a while.
-async function open(tries) {
-  for (let i = 0; i < tries; i++) {
-    if ((await ask({ hook_event_name: "Loaded", source: "open" })) !== null) return;
-    await sleep(250);
-  }
-}
 
 function random(n) {
   const chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -133,6 +89,8 @@ export const SupervisePlugin = async () => {
     "experimental.session.compacting": async (input) => {
       try {
         compacting.add(input.sessionID);
+        // a witness of the compaction as it starts (answered at once: nothing is given here)
+        await ask({ hook_event_name: "SessionCompacting", source: "precompact", session_id: input.sessionID });
       } catch {
         // nothing to do
       }

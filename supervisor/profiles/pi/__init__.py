@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .. import hook
-from ..base import Hooked, Profile, Resumed, by_session_or_continue, without_options
+from ..base import Hooked, Profile, Resumed, by_session_or_continue, js_door, without_options
 from . import transcript
 
 EXTENSION = Path(__file__).with_name("supervise.js")
@@ -47,7 +47,7 @@ class Pi(Profile):
         # the extension as shipped, copied into the run's private folder; as `supervise/index.js`
         # pi lists it as "supervise" (a file name on its screen would pass for one of the project's)
         path = folder / "supervise" / "index.js"
-        return Hooked([argv[0], "-e", str(path), *argv[1:]], {hook.SOCKET_ENV: socket}, {path: EXTENSION.read_text(encoding="utf-8")})
+        return Hooked([argv[0], "-e", str(path), *argv[1:]], {hook.SOCKET_ENV: socket}, js_door(path, EXTENSION))
 
 
 PROFILE = Pi("pi")

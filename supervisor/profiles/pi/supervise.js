@@ -3,41 +3,12 @@
 // session's context and adds it to pi's next model request, and before each of the user's
 // prompts it asks for whatever is due (a resumed session's context, a brief, a context that
 // was not ready when the compaction ended). It asks over the Unix socket named in
-// SUPERVISE_HOOK_SOCKET; the context goes into pi's session as a message of its own, not
-// shown, before the user's next words: nothing is typed. Whatever goes wrong, it adds nothing.
-import net from "node:net";
+// SUPERVISE_HOOK_SOCKET (supervise-ask.js, copied beside it); the context goes into pi's
+// session as a message of its own, not shown, before the user's next words: nothing is
+// typed. Whatever goes wrong, it adds nothing.
+import { SOCKET, ask, open } from "./supervise-ask.js";
 
-const SOCKET = process.env.SUPERVISE_HOOK_SOCKET;
-const WAIT_MS = Number(process.env.SUPERVISE_HOOK_TIMEOUT || "45") * 1000;
 const KIND = "supervise-context";
-
-// The context supervise answers `request` with ("" for none); null when it could not be asked.
-function ask(request) {
-  return new Promise((resolve) => {
-    if (!SOCKET) return resolve(null);
-    let data = "";
-    let done = false;
-    const finish = (context) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      conn.destroy();
-      resolve(context === null || typeof context === "string" ? context : "");
-    };
-    const conn = net.createConnection(SOCKET);
-    const timer = setTimeout(() => finish(""), WAIT_MS);
-    conn.on("connect", () => conn.end(JSON.stringify(request) + "\n"));
-    conn.on("data", (chunk) => (data += chunk));
-    conn.on("end", () => {
-      try {
-        finish(JSON.parse(data).context);
-      } catch {
-        finish("");
-      }
-    });
-    conn.on("error", () => finish(null));
-  });
-}
 
 function sessionOf(ctx) {
   try {
@@ -47,17 +18,15 @@ function sessionOf(ctx) {
   }
 }
 
-// Tell supervise the door is open; its recorder may still be starting, so try for a while.
-async function open(tries) {
-  for (let i = 0; i < tries; i++) {
-    if ((await ask({ hook_event_name: "Loaded", source: "open" })) !== null) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 export default function (pi) {
   if (!SOCKET) return;
   open(40);
+
+  pi.on("session_before_compact", async (_event, ctx) => {
+    // a witness of the compaction as it starts (answered at once); it returns nothing, as
+    // something returned here could cancel the compaction
+    await ask({ hook_event_name: "SessionBeforeCompact", source: "precompact", session_id: sessionOf(ctx) });
+  });
 
   pi.on("session_compact", async (event, ctx) => {
     try {

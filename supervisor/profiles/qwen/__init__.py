@@ -50,8 +50,11 @@ def defaults(hidden: dict, at_start: bool) -> dict:
     """The system defaults it is given: `hidden`'s, with our SessionStart hook added to its own."""
     matcher = "compact|resume" + ("|startup" if at_start else "")
     ours = {"matcher": matcher, "hooks": [{"type": "command", "command": hook.command(), "timeout": HOOK_TIMEOUT}]}
+    witness = {"hooks": [{"type": "command", "command": hook.command("source=precompact"), "timeout": HOOK_TIMEOUT}]}
     hooks = dict(hidden.get("hooks") or {})
     hooks["SessionStart"] = [*(hooks.get("SessionStart") or []), ours]
+    # a witness of each compaction as it starts; it prints nothing (its context would steer the summary)
+    hooks["PreCompact"] = [*(hooks.get("PreCompact") or []), witness]
     return {**hidden, "$version": SETTINGS_VERSION, "hooks": hooks}
 
 
