@@ -233,3 +233,8 @@ def user_hook(env: dict[str, str], marker: Path) -> None:
         f'import fs from "node:fs";\nexport const Mine = async () => {{ fs.writeFileSync({json.dumps(str(marker))}, "loaded"); return {{}}; }};\n'
     )
     env["KILO_CONFIG_CONTENT"] = json.dumps({"plugin": [plugin.as_uri()]})
+
+
+said = last_user_text  # the user's words of a request (tests/test_agents_e2e.py)
+
+HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)
