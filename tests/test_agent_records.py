@@ -4,6 +4,8 @@ the dated folders every Codex session shares, and the agent's own compaction sum
 supervise's context."""
 
 import json
+
+import pytest
 import shutil
 
 from fixtureset import FIXTURES
@@ -152,3 +154,40 @@ def test_a_hooks_context_in_a_gemini_message_is_not_the_users_words():
     assert gemini.user_text(record) == said
     assert gemini.user_messages([record]) == [said]
     assert not [line for line in gemini.as_lines([record]) if "supervise" in line]
+
+
+@pytest.mark.parametrize("door_first", [True, False], ids=["door-first", "record-first"])
+def test_the_agents_summary_said_by_its_door_and_its_record_is_kept_once(tmp_path, door_first):
+    """pi's extension passes its summary as it asks for the context, and pi writes it to its
+    session file: whichever supervise hears first is kept, the other adds nothing but its
+    witness of the compaction; the agent's session id its door named is taken until its record
+    names one."""
+    import time
+
+    from supervisor.channel import RecorderConfig
+    from supervisor.profiles.pi import transcript as pi
+    from supervisor.run.agentrecord import AgentRecord
+    from supervisor.store.database import Store
+    from supervisor.store.events import EventSink
+
+    store = Store(tmp_path / "s.db")
+    sid = store.create_session(command="pi", argv=["pi"], cwd=str(tmp_path))["id"]
+    sink = EventSink(store, sid)
+    now = time.time()
+    cfg = RecorderConfig(sid, str(tmp_path / "s.db"), "", "", {}, started_wall=now - 10, transcript_dir=str(tmp_path))
+    record = AgentRecord(pi, cfg, sink, None, lambda: 10.0)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(now - 1))
+    compacted = {"type": "compaction", "timestamp": stamp, "summary": "## Goal\nsum the amounts", "tokensBefore": 634}
+    said = [
+        lambda: record.door_said("pi-session-1", "## Goal\nsum the amounts", 9.5),
+        lambda: record.on_record(compacted, tmp_path / "s.jsonl"),
+    ]
+    for step in said if door_first else reversed(said):
+        sink.call("test", step)
+    sink.call("test", record.on_record, compacted, tmp_path / "s.jsonl")  # its file read again
+    sink.close()
+    events = store.events(sid)
+    assert [e["detail"]["sources"] for e in events if e["kind"] == "agent_summary"] == [["hook" if door_first else "transcript"]]
+    assert [e["kind"] for e in events if e["kind"].startswith("compaction_")] == ["compaction_started", "compaction_finished"]
+    assert store.get_session(sid)["agent_session_id"] == "pi-session-1"
+    store.close()

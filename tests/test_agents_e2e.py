@@ -82,10 +82,10 @@ def confirmed(sid):
     return [i for i in injections(sid) if i.get("confirmed")] or None
 
 
-def with_next_prompt(kit) -> bool:
-    """Its door asks only as the user's turn starts, and its compaction here (a command) ends
-    no turn: the context goes with the user's next words."""
-    return profiles.get(kit.NAME).door_at_prompt and not hasattr(kit, "compact")
+def with_next_prompt(kit, command: bool) -> bool:
+    """Its door asks only as the user's turn starts, and its compaction here ends no turn (a
+    command, not one it makes by itself within a turn): the context goes with the user's next words."""
+    return profiles.get(kit.NAME).door_at_prompt and (command or not hasattr(kit, "compact"))
 
 
 def words(kit, request) -> str:
@@ -107,7 +107,9 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
         screen.type(kit.COMPACT)
         screen.wait(kit.COMPACTED if isinstance(kit.COMPACTED, str) else kit.COMPACTED.pattern, 90)
     door = profiles.get(kit.NAME).door
-    if not with_next_prompt(kit):  # supervise types its context back once the agent is idle again, and sees it taken
+    if not with_next_prompt(
+        kit, command=not hasattr(kit, "compact")
+    ):  # supervise types its context back once the agent is idle again, and sees it taken
         until(screen, lambda: confirmed(sid), 120)
     kit.idle(screen)
     turn(kit, screen, SECOND)
@@ -128,6 +130,8 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
     compactions = [(e["kind"], e["offset"], e["detail"]) for e in s["events"] if e["kind"].startswith("compaction_")]
     made = kit.compactions(api) if hasattr(kit, "compactions") else 1  # (Aider summarizes after every turn here)
     assert (kinds.count("compaction_started"), kinds.count("compaction_finished")) == (made, made), compactions
+    summaries = [e["detail"]["text"] for e in s["events"] if e["kind"] == "agent_summary"]
+    assert len(set(summaries)) == len(summaries) <= made, summaries  # its own summary (door or record), kept once
     # its door saw it start (where it can: a command its plugins never hear), beside the screen: the same one
     if given["channel"] == "hook" and getattr(kit, "DOOR_SEES_COMPACT", True):
         [started] = [e["detail"] for e in s["events"] if e["kind"] == "compaction_started"]
@@ -189,7 +193,7 @@ def test_half_a_line_typed_while_it_compacts_is_sent_whole_as_the_users_own(agen
     screen.child.send(head)  # while it compacts
     screen.wait(kit.COMPACTED if isinstance(kit.COMPACTED, str) else kit.COMPACTED.pattern, 90)
     door = profiles.get(kit.NAME).door
-    if door and not with_next_prompt(kit):  # given through its door meanwhile, the half line untouched
+    if door and not with_next_prompt(kit, command=True):  # given through its door meanwhile, the half line untouched
         until(screen, lambda: confirmed(sid), 120)
     screen.type(rest)
     screen.wait("(?i)reply to: " + re.escape(SECOND[:30]), 90)

@@ -44,6 +44,12 @@ def session_of(request: dict) -> str | None:
     return sid if isinstance(sid, str) and sid.strip() else None
 
 
+def summary_of(request: dict) -> str | None:
+    """The agent's own summary of its compaction, where its door's request carries it."""
+    text = request.get("summary") or request.get("compact_summary")
+    return text if isinstance(text, str) and text.strip() else None
+
+
 class GiveBack:
     def __init__(
         self,
@@ -61,10 +67,11 @@ class GiveBack:
         fail: Callable[[str, BaseException], None],
         limits: Limits = Limits(),
         name: str | None = None,
-        agent_session: Callable[[str], object] = lambda sid: None,
+        door_said: Callable[[str | None, str | None, float], object] = lambda sid, summary, t: None,
     ):
         """`compaction_seen(kind, t, detail)`: the agent's door saw its compaction start or end;
-        `agent_session(id)`: the agent's own session id, as its door named it."""
+        `door_said(session id, summary, t)`: what else its door said (its own session's id, its
+        own summary of the compaction), where it did."""
         self._send = send
         self._record = record
         self._limits = limits
@@ -77,7 +84,7 @@ class GiveBack:
         )
         self._hook_wait = hook_wait
         self._compaction_seen = compaction_seen
-        self._agent_session = agent_session
+        self._door_said = door_said
         self._now = now
         self._paste_mode = paste_mode
         self._fail = fail
@@ -210,12 +217,12 @@ class GiveBack:
 
     def _hook_answer(self, request: dict) -> str | None:
         source = str(request.get("source", ""))
-        sid = session_of(request)
-        if sid is not None:
-            self._agent_session(sid)
         seen = witnessed(request)
         if seen is not None:  # one more witness of its compaction, beside the screen and its record
             self._compaction_seen(seen[0], self._now(), seen[1])
+        sid, summary = session_of(request), summary_of(request)
+        if sid is not None or summary is not None:
+            self._door_said(sid, summary, self._now())
         if source == PRECOMPACT:
             return None
         return self.injector.hook(source, self._now, self._hook_wait)

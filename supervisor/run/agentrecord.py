@@ -39,6 +39,7 @@ class AgentRecord:
         self.heard_user = heard_user
         self.agent_session_id: str | None = None
         self.summarized = set(summarized)
+        self.from_door: set[str] = set()  # summaries its door gave this run (its record's copy is no history)
         cwd, carried_on = cfg.cwd or "", cfg.agent_session_id
         self.follower = transcript.TranscriptFollower(
             Path(cfg.transcript_dir or "."),
@@ -58,11 +59,14 @@ class AgentRecord:
         self._starting.join(10)
         self.follower.stop()
 
-    def named(self, sid: str) -> None:
-        """On the events thread: the agent's door named its session; taken where its record
-        has not (yet) said one."""
-        if self.agent_session_id is None:
+    def door_said(self, sid: str | None, summary: str | None, t: float) -> None:
+        """On the events thread: what the agent's door said. Its session id is taken where its
+        record has not (yet) said one; its summary of a compaction is kept once, whichever of
+        the two says it first."""
+        if sid and self.agent_session_id is None:
             self._known(sid)
+        if summary is not None:
+            self._summary(redact(summary), t, "hook")
 
     def _known(self, sid: str) -> None:
         if sid != self.agent_session_id:
@@ -86,9 +90,9 @@ class AgentRecord:
             return
         if summary is not None:
             summary = redact(summary)  # kept to be set beside ours: masked as everything we show is
-            if summary in self.summarized:
+            if summary in self.summarized and summary not in self.from_door:
                 return  # a summary it made before, in a history it set again
-            self.summarized.add(summary)
+            self.from_door.discard(summary)  # its door's, now in its record: any later copy is history
         wall = reader.timestamp(record)
         if wall and self.cfg.started_wall and wall < self.cfg.started_wall - EARLIER:
             return  # an earlier run's, written again (a resumed session's history)
@@ -97,4 +101,12 @@ class AgentRecord:
         if detail is not None:
             self.sink.emit("compaction_finished", t, {**detail, "transcript": path.name}, "transcript")
         if summary is not None:
-            self.sink.emit("agent_summary", t, {"text": summary, "tokens": estimate_tokens(summary)}, "transcript")
+            self._summary(summary, t, "transcript")
+
+    def _summary(self, summary: str, t: float, source: str) -> None:
+        if summary in self.summarized:
+            return  # said already (its door and its record each say it once)
+        self.summarized.add(summary)
+        if source == "hook":
+            self.from_door.add(summary)
+        self.sink.emit("agent_summary", t, {"text": summary, "tokens": estimate_tokens(summary)}, source)

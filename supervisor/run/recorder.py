@@ -106,7 +106,7 @@ class Recorder:
                 send=self._send,
                 record=lambda kind, t, detail: self.sink.emit(kind, t, detail, detail.get("channel") or "limits"),
                 compaction_seen=lambda kind, t, detail: self.sink.emit(kind, t, detail, "hook"),
-                agent_session=self._door_named,
+                door_said=self._door_said,
                 now=self._now,
                 paste_mode=lambda: self.modes.private.get("2004") == "h",
                 fail=self.failures,
@@ -165,9 +165,9 @@ class Recorder:
             self.transcript.start()
         self.sink.start()  # every subscriber is wired: what was emitted so far (a brief) is told now
 
-    def _door_named(self, sid: str) -> None:  # its door named its session: taken in turn with its record
+    def _door_said(self, sid: str | None, summary: str | None, t: float) -> None:  # taken in turn with its record
         if self.transcript is not None:
-            self.sink.call("the agent's door", self.transcript.named, sid)
+            self.sink.call("the agent's door", self.transcript.door_said, sid, summary, t)
 
     def _summarized(self, session_id: str | None) -> list[str]:
         """The summaries the agent made in the session this one carries on."""
