@@ -34,12 +34,18 @@ import fixtureset  # noqa: E402
 from supervisor.detection import patterns  # noqa: E402
 from supervisor.recording.patterncheck import check, log_lines  # noqa: E402
 from supervisor.detection.userturns import user_turns  # noqa: E402
+from supervisor.contexts import schema  # noqa: E402
+from supervisor.detection import echoes  # noqa: E402
+from supervisor.detection.detector import Detector  # noqa: E402
+from supervisor.recording.export import replay  # noqa: E402
 
 RECORDERS = ROOT / "scripts" / "agents"
 # every agent with a recorder (scripts/agents/NAME.py, `-` for `_`), but supervise's own
 AGENTS = tuple(sorted(p.stem.replace("_", "-") for p in RECORDERS.glob("*.py") if p.stem not in ("common", "supervise_agent")))
 PINS = ROOT / "tests" / "agents" / "package.json"
-NOT_IDLE = {"compaction_started", "compaction_finished", "compaction_failed", "context_low", "context_overflow", "permission_prompt"}
+NOT_IDLE = fixtureset.NOT_IDLE
+# what a recorder writes itself into an entry (common.save_given): kept in the draft
+RECORDERS_OWN = ("given", "given_contexts", "requests")
 
 
 def version_key(v: str) -> tuple:
@@ -58,14 +64,35 @@ def recorder(agent: str, *args: str, capture: bool = False) -> str:
     return proc.stdout.strip() if capture else ""
 
 
-def observed(path: Path, agent: str) -> dict:
+def observed(path: Path, agent: str, own: dict) -> dict:
+    """What the shipped patterns read in a recording, as tests/test_patterns.py and (for one
+    where supervise typed its context back, `own["given"]`) tests/test_chained_fixtures.py do."""
     shipped = patterns.load_all(env={})[agent]
     found = list(check(path, shipped)[1])
+    lines = log_lines(path)
+    live = []
+    if "given" in own:
+        pairs = list(zip(own["given"], map(schema.quoted, own["given_contexts"])))
+        lines = echoes.strip("\n".join(lines), echoes.Given.of(pairs)).split("\n")
+        detector = Detector(shipped)
+        for prompt, quoted in pairs:
+            detector.add_given(prompt, quoted)
+        log, frames = replay(path)
+        live = [
+            [d.kind, d.pattern] for t, f in frames for d in detector.feed(t, f.appeared, [r.text for r in log.rows]) if d.kind in NOT_IDLE
+        ]
     return {
         "events": [[d.kind, d.pattern] for d in found if d.kind in NOT_IDLE],
+        "live_events": live,
         "idle_prompts": sum(1 for d in found if d.kind == "idle_prompt"),
-        "user_turns": user_turns(log_lines(path), shipped),
+        "user_turns": user_turns(lines, shipped),
     }
+
+
+def folded(turns: list[str]) -> list[str]:
+    """Messages as tests/test_patterns.py compares them: white space folded (a message the
+    agent wrapped cannot be told from one with a line break), each once, in order."""
+    return list(dict.fromkeys(" ".join(t.split()) for t in turns))
 
 
 def pinned_package(agent: str) -> str | None:
@@ -84,23 +111,28 @@ def compare(agent: str, old: str | None, new: str) -> dict:
     before = {}
     if old:
         before = json.loads((fixtureset.FIXTURES / agent / old / "expected.json").read_text())["fixtures"]
+    spec = fixtureset.FIXTURES / agent / new / "expected.json"
+    written = json.loads(spec.read_text())["fixtures"] if spec.exists() else {}
     draft = {}
     for path in sorted((fixtureset.FIXTURES / agent / new).glob("*.cast*")):
-        now = observed(path, agent)
+        own = {k: v for k, v in written.get(path.name, {}).items() if k in RECORDERS_OWN}
+        now = observed(path, agent, own)
         stem = path.name.split(".cast")[0]
-        was = next((v for k, v in before.items() if k.split(".cast")[0] == stem), None)
-        entry = {"events": now["events"], "user_turns": now["user_turns"]}
+        was = before.get(path.name) or next((v for k, v in before.items() if k.split(".cast")[0] == stem), None)
+        entry = {"events": now["events"], "user_turns": now["user_turns"], **own}
+        if "given" in own:  # a live session's detector, told what was given
+            entry["live_events"] = now["live_events"]
         if was and "idle_turns" in was:
             entry["idle_turns"] = was["idle_turns"]
         draft[path.name] = entry
         if was is None:
             print(f"  {path.name}: new scenario: {len(now['events'])} events, {len(now['user_turns'])} user messages")
-        elif was["events"] == now["events"] and was.get("user_turns", now["user_turns"]) == now["user_turns"]:
+        elif was["events"] == now["events"] and folded(was.get("user_turns", now["user_turns"])) == folded(now["user_turns"]):
             print(f"  {path.name}: same as {old}")
         else:
             print(f"  {path.name}: CHANGED since {old}")
             print(f"    events then: {was['events']}\n    events now:  {now['events']}")
-            if was.get("user_turns") != now["user_turns"]:
+            if folded(was.get("user_turns", [])) != folded(now["user_turns"]):
                 print(f"    user messages then: {was.get('user_turns')}\n    user messages now:  {now['user_turns']}")
         if "idle_turns" in entry and now["idle_prompts"] < entry["idle_turns"] + 1:
             print(f"    idle prompt seen {now['idle_prompts']} times for {entry['idle_turns']} turns: check the idle pattern")

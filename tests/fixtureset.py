@@ -35,6 +35,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# the events an expected.json lists (`events`, `live_events`): every kind but idle_prompt and unrecognized
+NOT_IDLE = frozenset(
+    {
+        "compaction_started",
+        "compaction_finished",
+        "compaction_failed",
+        "context_low",
+        "context_overflow",
+        "permission_prompt",
+        "limit_reached",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def test_an_installed_version_is_compared_with_the_versions_the_shipped_patterns
     sets = patterns.load_all(env={"SUPERVISE_CONFIG": str(tmp_path)})
     claude = agents.verified_versions(sets["claude"])
     assert {"2.1.197", "2.1.330"} <= set(claude)  # "2.1.330 binary" counts as 2.1.330
-    assert agents.verified_versions(sets["codex"]) == ["0.169.0"]
+    assert agents.verified_versions(sets["codex"]) == ["0.169.0", "0.171.0"]
     assert agents.agent_verdict("claude", "/bin/claude", "2.1.330 (Claude Code)", None, claude).status == "ok"
     assert agents.agent_verdict("claude", "/bin/claude", "1.0.44 (Claude Code)", None, ["1.0.x", "2.1.330"]).status == "ok"
     newer = agents.agent_verdict("codex", "/bin/codex", "codex-cli 0.170.0", None, ["0.169.0"])
@@ -258,7 +258,7 @@ def test_an_agent_cli_of_an_unverified_version_is_a_warning_with_the_verified_on
     codex.chmod(0o755)
     p = run_doctor(tmp_path, PATH=f"{bin_dir}:{os.environ['PATH']}")
     assert p.returncode == 0
-    assert line(p.stdout, "codex") == f"warn     codex      {codex}: patterns verified on 0.169.0; you have 9.9.9"
+    assert line(p.stdout, "codex") == f"warn     codex      {codex}: patterns verified on 0.169.0, 0.171.0; you have 9.9.9"
     assert "supervise patterns check" in fix_after(p.stdout, "codex")
     assert "\x1b" not in p.stdout and "\x07" not in p.stdout
 

@@ -99,6 +99,16 @@ def test_the_users_next_message_stays_though_the_next_context_quotes_it():
         assert echoes.strip(text, both).split("\n") == [*BEFORE, echoes.MARK, "", *AFTER[::-1]], form
 
 
+def test_the_users_next_message_stays_after_a_leftover_row_of_the_template():
+    """A redraw can leave one row of an echo behind ("  Original request (verbatim):", in
+    every round's template) right above the user's next message (Codex 0.171.0). That row
+    tells no round apart: the message, which only the next context quotes, stays."""
+    later = {**CONTEXT, "latest_request": "also export the deck as CSV", "current_task": "exporting the deck as CSV"}
+    both = echoes.Given.of([(PROMPT, schema.quoted(CONTEXT)), (schema.render(later, 3), schema.quoted(later))])
+    text = "\n".join([*BEFORE, "  Original request (verbatim):", "› also export the deck as CSV", "● Read(flashcards_sm2.py)"])
+    assert echoes.strip(text, both).split("\n") == [*BEFORE, echoes.MARK, "› also export the deck as CSV", "● Read(flashcards_sm2.py)"]
+
+
 def test_the_users_turns_around_an_echo_are_theirs():
     claude = select(load_all([]), "claude")
     text = "\n".join([*BEFORE, *FORMS["Claude Code's history"], *AFTER])

@@ -20,15 +20,7 @@ import fixtureset
 SHIPPED = patterns.load_all(env={})
 
 
-NOT_IDLE = {
-    "compaction_started",
-    "compaction_finished",
-    "compaction_failed",
-    "context_low",
-    "context_overflow",
-    "permission_prompt",
-    "limit_reached",
-}
+NOT_IDLE = fixtureset.NOT_IDLE
 RECORDINGS = fixtureset.load()
 
 

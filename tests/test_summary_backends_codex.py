@@ -29,7 +29,7 @@ from supervisor.contexts.backends import choose
 from supervisor.profiles.codex import summary as codex
 from test_summary_backends import EMPTY, GOOD, left_running, login_env, session_digest  # noqa: F401 (a fixture)
 
-CODEX_VERSION = "0.169.0"
+CODEX_VERSION = "0.171.0"
 ACCOUNT = "acct-login-for-tests"
 AGENTS_MD = "Global AGENTS.md of the user: always answer in French."
 THEIRS = "You are Codex, an agent based on"  # Codex's base instructions, which ours replace
@@ -309,7 +309,7 @@ def test_doctor_says_codex_can_summarize_and_what_it_still_sends(codex_home, tmp
     env["PATH"] = f"{only_codex}:/usr/bin:/bin"
     line = doctor_line(env, tmp_path)
     assert line == (
-        "ok       summary    auto → codex (no API key; codex answers here); codex 0.169.0: headless structured "
+        f"ok       summary    auto → codex (no API key; codex answers here); codex {CODEX_VERSION}: headless structured "
         "output ok (its global AGENTS.md and multi-agent instructions still reach the model)"
     ), line
 

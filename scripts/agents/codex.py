@@ -11,8 +11,8 @@ RUNCMD, RATELIMIT, USAGELIMIT; see that module). Codex is quit with Ctrl-C (twic
 supervise runs with `--inject off` (common.recording; it would type its session context after a
 compaction), except in `chained`: three /compact with a turn after each, supervise typing its
 context back after each one (what it gave is saved in expected.json as `given`).
-Codex (0.169.0) starts a background app server from a copy under CODEX_HOME that outlives
-the TUI: it is ended (by the private folder in its environment) before the folder is removed.
+Each message is typed as one burst, Enter half a second later (`send`). Codex starts a
+background app server from a copy under CODEX_HOME that outlives the TUI: it is ended (by the private folder in its environment) before the folder is removed.
 """
 
 from __future__ import annotations
@@ -44,9 +44,14 @@ LONG_LINE = (
 )
 
 
+# a model of its bundled catalog (0.169.0's and 0.171.0's), offered no upgrade: for another
+# Codex warns "Model metadata for `...` not found" (0.171.0)
+MODEL = "gpt-6.1-sol"
+
+
 def config(port: int, work: Path, status_line: list[str] | None) -> str:
     lines = [
-        'model = "gpt-5-codex"',
+        f'model = "{MODEL}"',
         'model_provider = "fake"',
         "model_context_window = 200000",
         "model_auto_compact_token_limit = 180000",
@@ -127,10 +132,19 @@ def ready(screen, timeout: float = 60.0) -> None:
     settle(screen, 1.0)
 
 
+def send(screen, text: str) -> None:
+    """Type `text`, then Enter half a second later, as a person would. Not `screen.type`: its
+    pause ends at the first quiet moment of the echo, and Codex (0.171.0) takes an Enter that
+    close behind a burst of characters for a line break inside a paste, not a send."""
+    screen.child.send(text)
+    settle(screen, 0.5)
+    screen.child.send("\r")
+
+
 def turn(screen, text: str, until: str | None = None, timeout: float = 40.0) -> None:
     """Send one message and wait for its answer (a new "Fake reply #N", or `until`)."""
     before = replies(screen)
-    screen.type(text)
+    send(screen, text)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         screen.pump(0.2)
@@ -212,7 +226,7 @@ def record(version: str, out: Path) -> None:
 
         def approval(s):
             before = replies(s)
-            s.type("RUNCMD please")
+            send(s, "RUNCMD please")
             s.wait(r"Would you like to run the following command\?", 40)
             settle(s, 2.0)
             s.child.send("y")
@@ -238,7 +252,7 @@ def record(version: str, out: Path) -> None:
             # usage_limit_reached, plan "plus"), left on screen a while
             turn(s, "hello there")
             turn(s, "RATELIMIT now", until=r"429")
-            s.type("USAGELIMIT now")
+            send(s, "USAGELIMIT now")
             s.wait(r"try again at", 40)
             # with the limit's window at 100% Codex also offers a cheaper model ("Approaching rate
             # limits" / "Switch to ...?"): left up a while, then dismissed with Esc
@@ -269,7 +283,7 @@ def record(version: str, out: Path) -> None:
             """/compact, then wait for supervise to type its context and for Codex to answer it
             (the compaction itself is answered with a summary, not a "Fake reply")."""
             before = replies(s)
-            s.type("/compact")
+            send(s, "/compact")
             wait_until(
                 s, lambda: replies(s) > before, 60, lambda: f"no context typed after /compact; the screen shows:\n{s.text()[-3000:]}"
             )

@@ -138,16 +138,20 @@ class Given:
         so a looser measure cannot tell one round's echo from the next's), counting first
         the lines in our own wording (the session's words may be in any round); between
         texts that hold as many, the one that holds most of them (a line with a prompt before
-        it, "demo› [supervise] …", is no text's whole). Returns which lines, and that text
-        (normalized)."""
+        it, "demo› [supervise] …", is no text's whole). Only the lines from the first in our
+        own wording to the last have a say: a session's line at either end (the user's next
+        message, after a row of the template left over from a redraw) decides nothing.
+        Returns which lines, and that text (normalized)."""
         if len(self.each) < 2:
             return [True] * len(lines), "".join(self.texts)
         own = [self.own_words(n) for n in lines]
+        said = [i for i, o in enumerate(own) if o]
+        span = slice(said[0], said[-1] + 1) if said else slice(None)
         covered = [[self.coverage(n, pieces) for n in lines] for pieces in self.each]
 
         def held(i: int) -> tuple[int, int, float]:
-            whole = [c == 1.0 for c in covered[i]]
-            return sum(w and o for w, o in zip(whole, own)), sum(whole), sum(covered[i])
+            whole = [c == 1.0 for c in covered[i][span]]
+            return sum(w and o for w, o in zip(whole, own[span])), sum(whole), sum(covered[i][span])
 
         k = max(range(len(covered)), key=held)
         return [c >= COVERED for c in covered[k]], self.texts[k]

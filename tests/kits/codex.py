@@ -20,9 +20,9 @@ from supervisor.profiles.codex import hooktrust
 
 NAME = "codex"
 PACKAGE = "@openai/codex"
-VERSION = "0.169.0"
+VERSION = "0.171.0"
 BINARY = "codex"
-MODEL = "gpt-6.1-sol"  # the first of its bundled catalog: no upgrade offered over it
+MODEL = "gpt-6.1-sol"  # of its bundled catalog (0.169.0, 0.171.0): no upgrade offered over it
 ARGV: list[str] = []
 IDLE = r"› Ask Codex to do anything"
 BUSY = "esc to interrupt"
