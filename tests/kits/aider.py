@@ -126,6 +126,15 @@ def last_user(req: Request) -> str:
     return ""
 
 
+REMINDER = "\n\n# *SEARCH/REPLACE block* Rules:"  # what it appends to the user's message
+
+
+def said(req: Request) -> str:
+    """The user's words of a request's last message, without the reminder it appends (none in
+    its request for a summary, which quotes the whole conversation)."""
+    return "" if SUMMARIZE in req.all_text() else last_user(req).split(REMINDER)[0]
+
+
 def has(marker: str):
     return lambda req: SUMMARIZE not in req.all_text() and marker in last_user(req)
 
@@ -323,6 +332,14 @@ def compact(screen: Terminal) -> None:
     until(screen, lambda: COMPACTED in screen.output(), "its summary", 90)
 
 
+def compacting(api) -> bool:
+    """Its summary is being made: its model was asked for one (and answers after a moment)."""
+    return compactions(api) > 0
+
+
 def compactions(api) -> int:
     """How many times it summarized its history: the summaries its model was asked for."""
     return sum(SUMMARIZE in json.dumps(r.body) for r in api.requests)
+
+
+HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)
