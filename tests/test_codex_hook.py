@@ -82,6 +82,13 @@ def test_our_hook_is_listed_trusted_beside_the_users_own(homes, at_start):
 
     listed = {h["key"]: h for h in hooks_listed(hooked.argv, codex_home, work)}
 
+    witness = listed.pop(hooktrust.key(hooktrust.WITNESS))  # it sees each compaction start; it gives nothing
+    assert (witness["eventName"], witness["command"], witness["matcher"]) == (
+        "preCompact",
+        hook.command("source=precompact"),
+        "manual|auto",
+    )
+    assert (witness["trustStatus"], witness["enabled"]) == ("trusted", True), witness
     ours = listed.pop(hooktrust.KEY)
     assert (ours["source"], ours["eventName"], ours["command"]) == ("sessionFlags", "sessionStart", hook.command())
     assert ours["matcher"] == ("compact|resume|startup" if at_start else "compact|resume")
@@ -128,7 +135,7 @@ def test_a_users_own_hooks_by_c_a_remote_server_or_hooks_turned_off_are_left_alo
 
 def test_the_hook_goes_before_a_resume_subcommand(tmp_path):
     hooked = codex.PROFILE.with_hook(["codex", "resume", "abc", "-m", "x"], tmp_path, "s", at_start=True)
-    assert [hooked.argv[i] for i in (0, 1, 3)] == ["codex", "-c", "-c"] and hooked.argv[5:] == ["resume", "abc", "-m", "x"]
+    assert [hooked.argv[i] for i in (0, 1, 3, 5)] == ["codex", "-c", "-c", "-c"] and hooked.argv[7:] == ["resume", "abc", "-m", "x"]
     assert hooked.files == {}  # nothing written: the overrides are the whole door
 
 

@@ -197,3 +197,6 @@ def user_hook(env: dict[str, str], marker: Path) -> None:
     key = f"{codex_home / 'hooks.json'}:session_start:0:0"
     with open(codex_home / "config.toml", "a") as fh:
         fh.write(f'\n[hooks.state."{key}"]\ntrusted_hash = "{hooktrust.trusted_hash(group)}"\n')
+
+
+HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)

@@ -5,7 +5,8 @@ SessionStart hook, added for one run by `-c` overrides with the hook's trust ent
 (hooktrust.py; the user's own hooks and config.toml untouched). Codex runs the hook as a turn
 starts: after a compaction inside a turn, at once; after `/compact`, on a resume or at
 start-up, as the user's next turn starts. So nothing is typed meanwhile (`door_at_prompt`):
-the context goes to the model before the user's next words.
+the context goes to the model before the user's next words. A PreCompact hook, trusted the
+same way, witnesses each compaction as it starts (it gives nothing).
 
 `codex exec` summarizes on the user's own login (summary.py). supervise's MCP server is
 given for one run by `-c` overrides (its config.toml untouched): Codex passes a server only
@@ -51,13 +52,17 @@ def mcp_overrides(server: McpServer) -> list[str]:
     return [arg for key, value in settings.items() for arg in ("-c", f"{at}.{key}={toml(value)}")]
 
 
-def hook_overrides(command: str, at_start: bool) -> list[str]:
-    """The `-c` overrides that add our SessionStart hook running `command`, trusted."""
+def hook_overrides(command: str, at_start: bool, witness: str | None = None) -> list[str]:
+    """The `-c` overrides that add our SessionStart hook running `command` (and our PreCompact
+    hook running `witness`), trusted."""
     # "startup" only when there is something to give at the start (a resumed session started
     # fresh, a brief): a plain start has nothing. Codex's matcher is a regex.
-    group = hooktrust.group(command, "compact|resume" + ("|startup" if at_start else ""))
-    state = {hooktrust.KEY: {"trusted_hash": hooktrust.trusted_hash(group)}}
-    return ["-c", f"hooks.{hooktrust.EVENT}={toml([group])}", "-c", f"hooks.state={toml(state)}"]
+    groups = {hooktrust.EVENT: hooktrust.group(command, "compact|resume" + ("|startup" if at_start else ""))}
+    if witness is not None:
+        groups[hooktrust.WITNESS] = hooktrust.group(witness, "manual|auto", hooktrust.WITNESS)
+    state = {hooktrust.key(e): {"trusted_hash": hooktrust.trusted_hash(g, e)} for e, g in groups.items()}
+    added = [arg for e, g in groups.items() for arg in ("-c", f"hooks.{e}={toml([g])}")]
+    return [*added, "-c", f"hooks.state={toml(state)}"]
 
 
 class Codex(HookScript):
@@ -82,7 +87,8 @@ class Codex(HookScript):
         return not hooktrust.hooks_of_their_own(argv)
 
     def with_hook(self, argv: list[str], folder: Path, socket: str, at_start: bool, env: Mapping[str, str] | None = None) -> Hooked:
-        return Hooked([argv[0], *hook_overrides(hook.command(), at_start), *argv[1:]], self.hook_env(socket))
+        overrides = hook_overrides(hook.command(), at_start, witness=hook.command("source=precompact"))
+        return Hooked([argv[0], *overrides, *argv[1:]], self.hook_env(socket))
 
     def with_mcp(self, argv: list[str], folder: Path, server: McpServer, env: Mapping[str, str]) -> Hooked:
         return Hooked([argv[0], *mcp_overrides(server), *argv[1:]])

@@ -1,5 +1,6 @@
-"""Codex's SessionStart hook as `-c` overrides give it for one run, and the trust entry that
-lets it run: Codex runs an unmanaged hook only when `hooks.state` holds the hash of its
+"""Codex's hooks as `-c` overrides give them for one run (SessionStart, which gives the
+context, and PreCompact, a witness of each compaction as it starts), and the trust entries that
+let them run: Codex runs an unmanaged hook only when `hooks.state` holds the hash of its
 definition (as `codex app-server`'s `hooks/list` shows it: `currentHash`, `trustStatus`).
 tests/test_codex_hook.py checks these against the pinned release."""
 
@@ -9,8 +10,16 @@ import hashlib
 import json
 
 EVENT = "SessionStart"
-# The hook's key: the `-c` overrides' layer (its pseudo file), its event, group and handler index.
-KEY = "/<session-flags>/config.toml:session_start:0:0"
+WITNESS = "PreCompact"
+EVENT_NAMES = {EVENT: "session_start", WITNESS: "pre_compact"}  # as its keys and hashes spell them
+
+
+def key(event: str = EVENT) -> str:
+    """A hook's key: the `-c` overrides' layer (its pseudo file), its event, group and handler index."""
+    return f"/<session-flags>/config.toml:{EVENT_NAMES[event]}:0:0"
+
+
+KEY = key()
 TIMEOUT = 60  # seconds Codex gives the hook; ours gives up well before
 # Tokens of additionalContext Codex passes on whole (over it, it saves the text to a file and
 # gives the model a preview): well above a context prompt's size. (Not 2,500, its default: a
@@ -19,16 +28,19 @@ CONTEXT_LIMIT = 20_000
 CONFIG_FLAGS = ("-c", "--config")
 
 
-def group(command: str, matcher: str) -> dict:
-    """A SessionStart matcher group with one command handler (as config.toml spells it)."""
-    handler = {"type": "command", "command": command, "timeout": TIMEOUT, "async": False, "additionalContextLimit": CONTEXT_LIMIT}
+def group(command: str, matcher: str, event: str = EVENT) -> dict:
+    """A matcher group with one command handler (as config.toml spells it); only SessionStart's
+    gives context (PreCompact refuses a limit for it)."""
+    handler = {"type": "command", "command": command, "timeout": TIMEOUT, "async": False}
+    if event == EVENT:
+        handler["additionalContextLimit"] = CONTEXT_LIMIT
     return {"matcher": matcher, "hooks": [handler]}
 
 
-def trusted_hash(group: dict) -> str:
+def trusted_hash(group: dict, event: str = EVENT) -> str:
     """What Codex compares with `hooks.state.<key>.trusted_hash`: the SHA-256 of the group's
     identity (event, matcher, handlers) as compact JSON with sorted keys, not ASCII-escaped."""
-    identity = {"event_name": "session_start", "matcher": group["matcher"], "hooks": group["hooks"]}
+    identity = {"event_name": EVENT_NAMES[event], "matcher": group["matcher"], "hooks": group["hooks"]}
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
