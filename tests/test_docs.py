@@ -34,6 +34,9 @@ def flags_of(line: str) -> tuple[list[str], list[str]]:
     return plain, flags
 
 
+SUBCOMMANDS = (["list"], ["check"], ["install"], ["uninstall"])
+
+
 def test_every_command_and_flag_the_docs_show_exists():
     lines = shown_commands()
     assert len(lines) > 20 and {"README.md", "states-limits-handoffs.md"} <= {f for f, _ in lines}
@@ -46,7 +49,7 @@ def test_every_command_and_flag_the_docs_show_exists():
     for where, line in lines:
         words, flags = flags_of(line)
         command = words[:1] if words and words[0] in commands else ["run"]
-        if command in (["patterns"], ["mcp"], ["hooks"]) and words[1:2] in (["list"], ["check"], ["install"], ["uninstall"]):  # a group's subcommand
+        if command in (["patterns"], ["mcp"], ["hooks"]) and words[1:2] in SUBCOMMANDS:  # a group's subcommand
             command = words[:2]
         key = " ".join(command)
         if key not in helps:
