@@ -114,7 +114,8 @@ def test_an_agent_compacts_gets_its_context_back_and_is_resumed_with_its_own_fla
         until(screen, lambda: confirmed(sid), 120)
     kit.idle(screen)
     turn(kit, screen, SECOND)
-    [given] = until(screen, lambda: confirmed(sid), 120)
+    given, *later = until(screen, lambda: confirmed(sid), 120)  # (later: an agent that compacts after each turn)
+    assert len({i["round"] for i in [given, *later]}) == 1 + len(later)  # each context given once
     assert given["reason"] == "compaction" and given["context_session"] == sid
     assert (given["channel"] != "typed") == bool(door), given  # its own door where it has one
     # with the next turn at the latest (a hook's context goes with it)

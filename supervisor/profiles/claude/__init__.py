@@ -18,6 +18,7 @@ from . import summary, transcript
 RESUME_FLAGS = ("--resume", "-r")
 CONTINUE_FLAGS = ("--continue", "-c")
 HOOK_TIMEOUT = 60  # seconds Claude Code gives the hook; ours gives up well before
+STATUS = "session context"  # what its spinner says while our hook runs
 SETTINGS_FILE = "claude-settings.json"
 MCP_FILE = "claude-mcp.json"
 
@@ -46,11 +47,16 @@ def settings(at_start: bool) -> dict:
     matcher = "compact|resume" + ("|startup" if at_start else "")
     return {
         "hooks": {
-            "SessionStart": [{"matcher": matcher, "hooks": [{"type": "command", "command": hook.command(), "timeout": HOOK_TIMEOUT}]}],
+            "SessionStart": [{"matcher": matcher, "hooks": [handler(hook.command())]}],
             # a witness of each compaction as it starts (manual or auto); it prints nothing
-            "PreCompact": [{"hooks": [{"type": "command", "command": hook.command("source=precompact"), "timeout": HOOK_TIMEOUT}]}],
+            "PreCompact": [{"hooks": [handler(hook.command("source=precompact"))]}],
         }
     }
+
+
+def handler(command: str) -> dict:
+    # its spinner shows a hook's status message, else its command line (our paths)
+    return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT, "statusMessage": STATUS}
 
 
 def with_settings(argv: list[str], settings_path: Path) -> list[str]:
