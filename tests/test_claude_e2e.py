@@ -115,9 +115,7 @@ def assert_one_compaction(s, trigger):
     compaction = kinds(s)
     assert [e["kind"] for e in compaction] == ["compaction_started", "compaction_finished"], compaction
     started, finished = compaction[0]["detail"], compaction[1]["detail"]
-    # its start: the screen, and its PreCompact hook (naming the trigger)
-    assert sorted(started["sources"]) == ["hook", "regex"] and "claude/compacting-spinner" in started["patterns"]
-    assert started["trigger"] == trigger
+    assert started["sources"] == ["regex"] and "claude/compacting-spinner" in started["patterns"]
     # Its end: the transcript always; the screen where it says so (2.1.330's fullscreen UI
     # prints "⎿ Compacted" after /compact and nothing after an automatic compaction).
     assert "transcript" in finished["sources"] and set(finished["sources"]) <= {"regex", "transcript", "hook"}

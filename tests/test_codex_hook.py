@@ -42,7 +42,7 @@ def hooks_listed(argv: list[str], codex_home, cwd) -> list[dict]:
         ]
         proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
         proc.stdin.flush()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # (only a hang: a loaded machine starts it slowly)
         while time.monotonic() < deadline:
             ready, _, _ = select.select([proc.stdout], [], [], 1)
             line = proc.stdout.readline() if ready else b""

@@ -72,3 +72,4 @@ def user_hook(env: dict[str, str], marker: Path) -> None:
 
 
 HALF_LINE = True  # a half line typed while it compacts is kept (tests/test_agents_e2e.py)
+DOOR_SEES_COMPACT = False  # its PreCompact hook would print our command line on its screen: the screen sees the start

@@ -47,9 +47,8 @@ def settings(at_start: bool) -> dict:
     matcher = "compact|resume" + ("|startup" if at_start else "")
     return {
         "hooks": {
+            # (no PreCompact witness: after /compact it prints that hook's command line on its screen)
             "SessionStart": [{"matcher": matcher, "hooks": [handler(hook.command())]}],
-            # a witness of each compaction as it starts (manual or auto); it prints nothing
-            "PreCompact": [{"hooks": [handler(hook.command("source=precompact"))]}],
         }
     }
 
