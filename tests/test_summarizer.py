@@ -75,7 +75,7 @@ def test_malformed_twice_falls_back_to_the_heuristic(api, session_digest):
     assert len(api.messages()) == 2
 
 
-def test_429_then_success_is_retried_by_the_sdk(api, session_digest):
+def test_429_then_success_is_retried(api, session_digest):
     api.add({"status": 429, "message": "rate limited", "headers": {"retry-after": "0"}})
     api.add(tool_reply(GOOD))
     result = summarizer.summarize(session_digest, None, cfg(api))
@@ -86,7 +86,7 @@ def test_529_until_the_retries_run_out_falls_back(api, session_digest):
     api.add({"status": 529, "message": "Overloaded", "headers": {"retry-after": "0"}}, times=None)
     result = summarizer.summarize(session_digest, None, cfg(api))
     assert result.source == "heuristic" and result.error.startswith("model call failed: 529 Overloaded")
-    assert len(api.messages()) == 3  # first try and the SDK's two retries
+    assert len(api.messages()) == 3  # first try and two retries
 
 
 def test_a_401_falls_back_at_once(api, session_digest):
@@ -99,6 +99,60 @@ def test_a_timeout_falls_back(api, session_digest):
     api.add({**tool_reply(GOOD), "delay": 3.0}, times=None)
     result = summarizer.summarize(session_digest, None, cfg(api, timeout=0.5, max_retries=0))
     assert result.source == "heuristic" and result.error == "model call timed out after 0.5s"
+
+
+def test_an_error_message_with_escapes_and_control_keys_becomes_one_plain_line(api, session_digest):
+    api.add({"status": 400, "message": "bad\x1b[2J\x1b]0;owned\x07 request\r\nline two\x00"}, times=None)
+    result = summarizer.summarize(session_digest, None, cfg(api))
+    assert result.source == "heuristic" and result.error == "model call failed: 400 bad [2J ]0;owned request line two"
+
+
+def test_a_model_behind_a_proxy_from_the_environment_is_reached_through_it(api, session_digest, monkeypatch):
+    with ForwardingProxy() as proxy:
+        monkeypatch.setenv("http_proxy", proxy.url)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        api.add(tool_reply(GOOD))
+        result = summarizer.summarize(session_digest, None, cfg(api))
+    assert result.source == "model" and proxy.forwarded == [f"POST {api.url}/v1/messages"]
+
+
+class ForwardingProxy:
+    """A plain HTTP proxy on 127.0.0.1 that forwards what it is sent (absolute URLs) and
+    notes each request."""
+
+    def __enter__(self):
+        import http.server
+        import threading
+        import urllib.request
+
+        forwarded = self.forwarded = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                forwarded.append(f"POST {self.path}")
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "proxy-connection", "connection")}
+                direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+                with direct.open(urllib.request.Request(self.path, body, headers, method="POST")) as answer:
+                    payload = answer.read()
+                    self.send_response(answer.status)
+                    self.send_header("Content-Type", answer.headers["Content-Type"])
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def test_no_api_key_falls_back_without_a_call(api, session_digest):

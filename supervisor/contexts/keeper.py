@@ -83,11 +83,9 @@ class ContextKeeper(threading.Thread):
 
     def run(self) -> None:
         # Imported now, in the background: the first round is often a compaction's, which
-        # an agent's hook waits for (the SDK's import is a good part of a first round).
+        # an agent's hook waits for.
         from . import rounds  # noqa: F401
 
-        if self.settings.summary.uses_api:
-            import anthropic  # noqa: F401
         started = time.monotonic()
         while True:
             try:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from .. import config, profiles
+from ..contexts.backends import messagesapi as wire
 from ..errors import SuperviseError
 from ..releases import release
 from .report import REINSTALL, Check
@@ -33,50 +34,48 @@ def api(summary: config.Summary, timeout: float = API_TIMEOUT) -> Check:
             "no API key: summaries are made through an agent CLI's own login, or by the heuristic (see `summary`)",
             "set ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY, or api_key_env in config.toml)",
         )
-    import anthropic
-
-    from ..contexts.backends.api import _client
-
     secret = summary.api_key or summary.auth_token or ""
     what = f"key {mask(secret)}" if summary.api_key else f"token {mask(secret)}"
     key_fix = "check ANTHROPIC_API_KEY (or SUPERVISE_SUMMARY_API_KEY, ANTHROPIC_AUTH_TOKEN) and the base URL"
     url_fix = "check the base URL (SUPERVISE_SUMMARY_BASE_URL, ANTHROPIC_BASE_URL or base_url in config.toml) and the network"
     try:
-        _client(replace(summary, timeout=timeout, max_retries=0)).models.list(limit=1)
+        _models(summary, timeout)
         check = Check("api", "ok", f"{what} accepted by {url} (summaries by {summary.model})")
-    except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-        check = Check("api", "problem", f"{url} refused the {what} ({exc.status_code})", key_fix)
-    except anthropic.NotFoundError:
-        check = Check("api", "warn", f"{url} answers but has no /v1/models: the {what} was not checked", url_fix)
-    except anthropic.APIStatusError as exc:
-        check = Check("api", "warn", f"{url} answered {exc.status_code} to the {what}: try again later", url_fix)
-    except anthropic.APITimeoutError:
+    except wire.Refused as exc:
+        if exc.status in (401, 403):
+            check = Check("api", "problem", f"{url} refused the {what} ({exc.status})", key_fix)
+        elif exc.status == 404:
+            check = Check("api", "warn", f"{url} answers but has no /v1/models: the {what} was not checked", url_fix)
+        else:
+            check = Check("api", "warn", f"{url} answered {exc.status} to the {what}: try again later", url_fix)
+    except wire.TimedOut:
         check = Check("api", "problem", f"no answer from {url} in {timeout:g} s", url_fix)
-    except anthropic.APIConnectionError as exc:
-        check = Check("api", "problem", f"cannot reach {url}: {exc.__cause__ or exc}", url_fix)
-    except anthropic.AnthropicError as exc:  # an answer that is not the API's
+    except wire.Unreachable as exc:
+        check = Check("api", "problem", f"cannot reach {url}: {exc.reason}", url_fix)
+    except wire.ApiError as exc:  # an answer that is not the API's
         check = Check("api", "warn", f"{url} gave an odd answer to the {what}: {exc}", url_fix)
     return replace(check, detail=check.detail.replace(secret, mask(secret))) if secret else check
 
 
+def _models(summary: config.Summary, timeout: float) -> None:
+    """Ask the API for one model: the cheapest request that shows the key is taken."""
+    wire.call(wire.endpoint(replace(summary, timeout=timeout, max_retries=0)), "/v1/models?limit=1")
+
+
 def _local(summary: config.Summary, timeout: float) -> Check:
     """A model server on this machine, asked without a key: does it answer?"""
-    import anthropic
-
-    from ..contexts.backends.api import _client
-
     url = summary.base_url
     local = f"local: {url}, no key needed (summaries by {summary.model}; nothing leaves this machine)"
     url_fix = "start the model server, or check the base URL (SUPERVISE_SUMMARY_BASE_URL, ANTHROPIC_BASE_URL or base_url in config.toml)"
     try:
-        _client(replace(summary, timeout=timeout, max_retries=0)).models.list(limit=1)
-    except anthropic.APIStatusError:  # it answers; not every local server lists its models
+        _models(summary, timeout)
+    except wire.Refused:  # it answers; not every local server lists its models
         pass
-    except anthropic.APITimeoutError:
+    except wire.TimedOut:
         return Check("api", "problem", f"no answer from the local model server at {url} in {timeout:g} s", url_fix)
-    except anthropic.APIConnectionError as exc:
-        return Check("api", "problem", f"cannot reach the local model server at {url}: {exc.__cause__ or exc}", url_fix)
-    except anthropic.AnthropicError as exc:
+    except wire.Unreachable as exc:
+        return Check("api", "problem", f"cannot reach the local model server at {url}: {exc.reason}", url_fix)
+    except wire.ApiError as exc:
         return Check("api", "warn", f"the local model server at {url} gave an odd answer: {exc}", url_fix)
     return Check("api", "ok", local)
 

@@ -1,0 +1,71 @@
+"""What supervise's own processes hold while a session runs: a recorder asking the model
+for a context keeps to the standard library's HTTP (no SDK, whose import weighs tens of MB
+in every session), and speaks the Messages API as the SDK did."""
+
+import json
+import os
+
+import pytest
+
+from conftest import run_cli
+from fakeapi import FakeAnthropic
+from helpers import recorder_done, wait_for
+from procs import is_recorder, session_processes
+from supervisor.store.database import Store
+
+CONTEXT = {
+    "original_request": "build the importer",
+    "current_task": "importing the rows",
+    "completed_steps": [],
+    "pending_steps": [],
+    "key_decisions": [],
+    "relevant_files": [],
+    "errors_and_resolutions": [],
+}
+SCRIPT = "echo '> build the importer'; for i in $(seq 1 50); do echo \"imported row $i\"; done"
+# Shared objects the SDK's import maps into a process (pydantic's core, its JSON reader).
+SDK_LIBRARIES = ("pydantic_core", "jiter")
+
+
+def is_summary(r):
+    return (r.body.get("tool_choice") or {}).get("name") == "record_session_context"
+
+
+def mapped(pid: int) -> set[str]:
+    with open(f"/proc/{pid}/maps", encoding="utf-8") as fh:
+        return {line.split()[-1] for line in fh if line.rstrip().endswith(".so") or ".so." in line}
+
+
+@pytest.mark.parametrize("credential", ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"])
+def test_a_recorder_asking_the_model_holds_no_sdk_and_sends_what_the_api_expects(credential):
+    with FakeAnthropic() as api:
+        api.add({"tool_use": {"name": "record_session_context", "input": CONTEXT}, "delay": 3.0}, match=is_summary, times=None)
+        env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, credential: "test-key", "SUPERVISE_SUMMARY_BACKEND": "api"}
+        for other in {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "SUPERVISE_SUMMARY_API_KEY"} - {credential}:
+            env.pop(other, None)
+        run_cli("--agent", "aider", "--", "sh", "-c", SCRIPT, env=env, check=True, timeout=120)
+        sid = json.loads(run_cli("sessions", "--json", check=True).stdout)[0]["id"]
+        # the session's last round is in flight: the recorder waits on the model's answer
+        asked = wait_for(lambda: [r for r in api.messages() if is_summary(r)], 60)
+        [recorder] = [p for p in session_processes(sid) if is_recorder(p)]
+        libraries = mapped(recorder)
+        recorder_done(sid)
+    assert any("_ssl" in name for name in libraries), "measured before the recorder loaded its HTTP client"
+    assert not [name for name in libraries if any(lib in name for lib in SDK_LIBRARIES)]
+    [request] = asked
+    if credential == "ANTHROPIC_API_KEY":
+        assert request.headers["x-api-key"] == "test-key" and "authorization" not in request.headers
+    else:
+        assert request.headers["authorization"] == "Bearer test-key" and "x-api-key" not in request.headers
+    assert request.headers["anthropic-version"] == "2023-06-01"
+    assert request.headers["content-type"] == "application/json"
+    body = request.body
+    assert sorted(body) == ["max_tokens", "messages", "model", "system", "tool_choice", "tools"]
+    assert body["tool_choice"] == {"type": "tool", "name": "record_session_context"}
+    assert [t["name"] for t in body["tools"]] == ["record_session_context"]
+    assert [m["role"] for m in body["messages"]] == ["user"] and "build the importer" in body["messages"][0]["content"]
+    store = Store.open_default()
+    try:
+        assert [(r["source"], r["context"]["current_task"]) for r in store.contexts(sid)] == [("model", "importing the rows")]
+    finally:
+        store.close()
