@@ -322,7 +322,7 @@ def test_memory_settings_are_checked_like_every_other(tmp_path):
     assert run_cli("--no-mcp", "--brief", "--", "true").returncode == 0
 
 
-def test_a_word_in_most_chunks_is_ranked_among_its_newest_matches_and_a_project_still_finds_its_own(tmp_path, monkeypatch):
+def test_a_word_in_more_chunks_than_are_ranked_is_found_newest_first_and_a_project_still_finds_its_own(tmp_path, monkeypatch):
     from supervisor.memory import search as searching
     from supervisor.recording import logindex
 
@@ -342,11 +342,11 @@ def test_a_word_in_most_chunks_is_ranked_among_its_newest_matches_and_a_project_
         )
         logindex.index_new(store, sid, log)
     assert searching.search(store, "cache", limit=1)[0].session_id == "w0aaaa"  # ranked among all its matches
-    monkeypatch.setattr(searching, "RANKED", 5)  # fewer than its 8 matches: the newest 5 are ranked
-    assert searching.search(store, "cache", limit=1)[0].session_id in {f"w{i}aaaa" for i in range(3, 8)}
-    # too few of the newest are the project's: all of its own matches are ranked
-    own = searching.search(store, "cache", searching.Scope(project="/p0"), limit=1)
-    assert own[0].session_id == "w0aaaa"
+    monkeypatch.setattr(searching, "RANKED", 5)  # fewer than its 8 matches: the newest first
+    assert [h.session_id for h in searching.search(store, "cache", limit=3)] == ["w7aaaa", "w6aaaa", "w5aaaa"]
+    # too few of the newest 5 are the project's: its own, the newest first, back to its oldest
+    own = searching.search(store, "cache", searching.Scope(project="/p0"), limit=4)
+    assert [h.session_id for h in own] == ["w6aaaa", "w4aaaa", "w2aaaa", "w0aaaa"]
 
 
 def test_mcp_at_a_terminal_is_one_line_and_ctrl_c_ends_it_quietly(tmp_path):

@@ -1,7 +1,8 @@
 """Full-text search over what was recorded: every session's text log (its chunks in the
 index, store/migrations.py) and the contexts made of it (the user's requests verbatim, the
-decisions, the errors). Hits ranked by bm25, newest first among equals, each shown as its
-best line; scoped to a project, an agent, a time.
+decisions, the errors). Hits ranked by bm25, newest first among equals (and for words in
+very many chunks of the logs, the newest), each shown as its best line; scoped to a project,
+an agent, a time.
 
 Reads only: the index is kept by the recorder and the context keeper as logs grow
 (recording/logindex.py), and made again from the logs by `reindex`."""
@@ -23,7 +24,7 @@ LIMIT = 10
 OVERFETCH = 4
 # Two scores this close are equals (the newer session first).
 RANK_STEP = 0.05
-RANKED = 20_000  # the most matching chunks a query ranks, when it has more (the newest)
+RANKED = 20_000  # the most matching chunks a query ranks; words in more are found newest first
 LINES_PER_CHUNK = 3
 RERANKED = 10  # the fewest chunks whose lines are ranked by the words they hold  # matching lines shown from one chunk of a log (the others: `excerpt`)
 
@@ -134,23 +135,25 @@ def _readable(store: Store, read, unread: list) -> list:
 
 
 def _logs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple]:
-    """The best chunks of the logs. Ranking costs as much as the words' matches: a word in
-    nearly every chunk is ranked among its newest RANKED matches only (their rowids are the
-    newest, so a range), unless that leaves fewer than were asked for."""
-    ranked = (
-        "select c.id, f.rank, s.id, s.agent, s.project, s.branch, s.project_key, s.started from log_chunks_fts f"
+    """The best chunks of the logs: ranked by bm25 while the words are in at most RANKED
+    chunks; past that, the newest (bm25 would walk every match for the words' weight and score
+    each, a cost that grows with the logs; a word that common carries next to no weight)."""
+    select = (
+        "select c.id, {rank}, s.id, s.agent, s.project, s.branch, s.project_key, s.started from log_chunks_fts f"
         " join log_chunks c on c.id = f.rowid join sessions s on s.id = c.session_id"
-        f" where log_chunks_fts match :q{where}{{floor}} order by f.rank limit :n"
+        f" where log_chunks_fts match :q{where}{{floor}} order by {{order}} limit :n"
     )
     floor = conn.execute(
         "select rowid from log_chunks_fts where log_chunks_fts match :q order by rowid desc limit 1 offset :cap",
         {"q": params["q"], "cap": RANKED},
     ).fetchone()
-    if floor is not None:
-        rows = conn.execute(ranked.format(floor=" and f.rowid > :floor"), {**params, "floor": floor[0]}).fetchall()
-        if len(rows) >= params["n"]:
-            return rows
-    return conn.execute(ranked.format(floor=""), params).fetchall()
+    if floor is None:
+        return conn.execute(select.format(rank="f.rank", floor="", order="f.rank"), params).fetchall()
+    newest = select.format(rank="0.0", floor="{floor}", order="f.rowid desc")
+    rows = conn.execute(newest.format(floor=" and f.rowid > :floor"), {**params, "floor": floor[0]}).fetchall()
+    if len(rows) >= params["n"]:
+        return rows
+    return conn.execute(newest.format(floor=""), params).fetchall()  # a scope with few of the newest matches
 
 
 def _hits(conn: sqlite3.Connection, expression: str, source: str, key: int, rank: float, when: str, session: dict) -> list[Hit]:
