@@ -1,6 +1,6 @@
 """What supervise's own processes hold while a session runs: a recorder asking the model
-for a context keeps to the standard library's HTTP (no SDK, whose import weighs tens of MB
-in every session), and speaks the Messages API as the SDK did."""
+for a context holds neither the SDK (tens of MB) nor the HTTP and TLS stack (the call runs
+in a process of its own), and the call speaks the Messages API as the SDK did."""
 
 import json
 import os
@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli
 from fakeapi import FakeAnthropic
 from helpers import recorder_done, wait_for
-from procs import is_recorder, session_processes
+from procs import descendants, is_recorder, session_processes
 from supervisor.store.database import Store
 
 CONTEXT = {
@@ -23,8 +23,16 @@ CONTEXT = {
     "errors_and_resolutions": [],
 }
 SCRIPT = "echo '> build the importer'; for i in $(seq 1 50); do echo \"imported row $i\"; done"
-# Shared objects the SDK's import maps into a process (pydantic's core, its JSON reader).
-SDK_LIBRARIES = ("pydantic_core", "jiter")
+# Shared objects the SDK (pydantic's core, its JSON reader) and TLS map into a process.
+HEAVY_LIBRARIES = ("pydantic_core", "jiter", "_ssl")
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
 
 
 def is_summary(r):
@@ -49,9 +57,10 @@ def test_a_recorder_asking_the_model_holds_no_sdk_and_sends_what_the_api_expects
         asked = wait_for(lambda: [r for r in api.messages() if is_summary(r)], 60)
         [recorder] = [p for p in session_processes(sid) if is_recorder(p)]
         libraries = mapped(recorder)
+        calls = [p for p in descendants(recorder) if p != recorder and "messageshttp" in cmdline(p)]
         recorder_done(sid)
-    assert any("_ssl" in name for name in libraries), "measured before the recorder loaded its HTTP client"
-    assert not [name for name in libraries if any(lib in name for lib in SDK_LIBRARIES)]
+    assert len(calls) == 1, "the model call runs in a process of the recorder's own"
+    assert not [name for name in libraries if any(lib in name for lib in HEAVY_LIBRARIES)]
     [request] = asked
     if credential == "ANTHROPIC_API_KEY":
         assert request.headers["x-api-key"] == "test-key" and "authorization" not in request.headers

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from .. import config, profiles
-from ..contexts.backends import messagesapi as wire
+from ..contexts.backends import messagesapi as wire, messageshttp
 from ..errors import SuperviseError
 from ..releases import release
 from .report import REINSTALL, Check
@@ -59,7 +59,7 @@ def api(summary: config.Summary, timeout: float = API_TIMEOUT) -> Check:
 
 def _models(summary: config.Summary, timeout: float) -> None:
     """Ask the API for one model: the cheapest request that shows the key is taken."""
-    wire.call(wire.endpoint(replace(summary, timeout=timeout, max_retries=0)), "/v1/models?limit=1")
+    messageshttp.call(wire.endpoint(replace(summary, timeout=timeout, max_retries=0)), "/v1/models?limit=1")
 
 
 def _local(summary: config.Summary, timeout: float) -> Check:

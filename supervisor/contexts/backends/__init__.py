@@ -4,7 +4,8 @@ Each backend takes the redacted model input and gives back an `Answer`
 (what the model filled in, unvalidated, and what it cost) or raises `Failed` with the reason;
 the dispatcher (summarizer.py) validates, asks once more, and falls back to the heuristic.
 
-    api       the Anthropic Messages API through the SDK, with a key (any compatible base URL)
+    api       the Anthropic Messages API, with a key (any compatible base URL); messagesapi
+              and messageshttp speak it, the call in a process of its own
     choose    which backend `auto` uses for a session, and which CLIs can be used here
     an agent CLI headless on the user's own login: its profile's `summary` module
               (supervisor/profiles/), run by profiles/headless.py

@@ -28,7 +28,7 @@ def ask(text: str, system: str, cfg: Summary, ends: float) -> Answer:
         "messages": [{"role": "user", "content": text}],
     }
     try:
-        response = wire.call(wire.endpoint(cfg), "/v1/messages", body, ends)
+        response = wire.call_apart(wire.endpoint(cfg), "/v1/messages", body, ends)
     except wire.TimedOut:
         raise Failed(f"model call timed out after {cfg.timeout:g}s") from None
     except wire.ApiError as exc:
@@ -55,7 +55,7 @@ def count_tokens(text: str, system: str, cfg: Summary) -> int | None:
         return None
     body = {"model": cfg.model, "system": system, "tools": [schema.TOOL], "messages": [{"role": "user", "content": text}]}
     try:
-        counted = wire.call(wire.endpoint(cfg), "/v1/messages/count_tokens", body, time.monotonic() + cfg.timeout)
+        counted = wire.call_apart(wire.endpoint(cfg), "/v1/messages/count_tokens", body, time.monotonic() + cfg.timeout)
         return int(counted["input_tokens"])
     except (wire.ApiError, KeyError, TypeError, ValueError):  # an estimate will do
         return None
