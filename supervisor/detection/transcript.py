@@ -3,7 +3,7 @@
 Where it is kept is the agent's: JSON-lines files (most), a text file it appends to, a SQLite
 database. A `Source` says which files of one folder (and its subfolders, for an agent that files
 them by date) hold records and how to read those added since an offset; `TranscriptFollower`
-reads what was added after `start()`, on watchdog's word (and, until the folder exists, a look
+reads what was added after `start()`, when a watch of the folder (fswatch.py) tells a change (and, until the folder exists, a look
 once a second). What a record means is the agent's profile's to say (its `transcript` module). A
 folder (or a database) every session of the agent writes to is shared with other sessions:
 `claims` says, from a record, whether its file (or, in a database, its session) is this
@@ -12,25 +12,20 @@ session's; one refused is not read again.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from .. import fswatch
 from ..profiles.recordfiles import JSON_LINES, Record, Source
-
-if TYPE_CHECKING:
-    from watchdog.observers.api import BaseObserver
 
 OnRecord = Callable[[Record, Path], None]
 # A file's record -> True (the file is this session's), False (another's), None (not known yet).
 Claims = Callable[[Record, Path], "bool | None"]
 
 
-# The watchdog events that can mean new data. inotify also reports every open and close, and
-# our own read opens and closes the file: reading on those fed itself, one event per read,
-# and burnt a whole core for as long as the agent sat idle.
+# The changes that can mean new data (fswatch tells no opens or closes: our own reads fed
+# themselves on those, and burnt a whole core for as long as the agent sat idle).
 NEW_DATA = frozenset({"modified", "created", "moved"})
 
 
@@ -49,7 +44,7 @@ class TranscriptFollower:
         self._offsets: dict[Path, int] = {}
         self._again: dict[Path, threading.Timer] = {}
         self._lock = threading.Lock()
-        self._observer: BaseObserver | None = None
+        self._observer: fswatch.Watch | None = None
         self._stop = threading.Event()
         self._waiter: threading.Thread | None = None
         self.reads = 0  # file reads so far (a test counts them)
@@ -79,34 +74,27 @@ class TranscriptFollower:
                 return
 
     def _watch(self) -> None:
-        from watchdog.events import FileSystemEventHandler  # here: only the recorder follows a transcript
-        from watchdog.observers import Observer
-
-        follower = self
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:
-                if event.event_type not in NEW_DATA:
-                    return
-                path = Path(os.fsdecode(getattr(event, "dest_path", "") or event.src_path))
-                if event.is_directory:
-                    # a new dated folder: what was written before it was watched is read now
-                    if follower.source.recursive and event.event_type != "modified":
-                        for found in follower._files(path):
-                            follower.read(found)
-                    return
-                followed = follower.source.followed(path)
-                if followed is not None:
-                    follower.read(followed)
-                    follower._read_again(followed)
+        def changed(name: str, is_dir: bool, kind: str) -> None:
+            if kind not in NEW_DATA:
+                return
+            path = Path(name)
+            if is_dir:
+                # a new dated folder: what was written before it was watched is read now
+                if self.source.recursive and kind != "modified":
+                    for found in self._files(path):
+                        self.read(found)
+                return
+            followed = self.source.followed(path)
+            if followed is not None:
+                self.read(followed)
+                self._read_again(followed)
 
         if self._stop.is_set():
             return  # stopped while it started
-        observer = Observer()
-        observer.schedule(Handler(), str(self.directory), recursive=self.source.recursive)
-        observer.daemon = True
-        observer.start()
-        self._observer = observer
+        watch = fswatch.Watch(changed, "supervise-transcript")
+        watch.add(self.directory, recursive=self.source.recursive)
+        watch.start()
+        self._observer = watch
 
     def _read_again(self, path: Path) -> None:
         """Once more, `source.again` seconds after a change (one pending read a file)."""
@@ -171,4 +159,3 @@ class TranscriptFollower:
         self.scan()
         if self._observer is not None:
             self._observer.stop()
-            self._observer.join(2)

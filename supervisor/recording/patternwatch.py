@@ -1,14 +1,14 @@
-"""The agent's pattern files, loaded at the start and again whenever one changes: a watchdog
-observer on their folders hands the detector the new patterns (or, if a file is broken, keeps
+"""The agent's pattern files, loaded at the start and again whenever one changes: a watch
+on their folders (fswatch.py) hands the detector the new patterns (or, if a file is broken, keeps
 the old ones and says why), and an event records which.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import fswatch
 from ..detection import patterns
 from ..detection.detector import Detector
 from ..detection.patterns import PatternSet
@@ -60,29 +60,21 @@ class PatternWatch:
         if self._observer is not None:
             self._observer.stop()
 
-    def _watch(self):
-        from watchdog.events import FileSystemEventHandler
-        from watchdog.observers import Observer
+    def _watch(self) -> fswatch.Watch | None:
+        def changed(path: str, is_dir: bool, kind: str) -> None:
+            if path.endswith(".toml") and not is_dir:
+                self.reload()
 
-        watch = self
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:
-                path = os.fsdecode(getattr(event, "dest_path", "") or event.src_path)
-                if path.endswith(".toml") and event.event_type in ("modified", "created", "moved", "deleted"):
-                    watch.reload()
-
-        observer = Observer()
+        watch = fswatch.Watch(changed, "supervise-patterns")
         watched = set()
         for path in patterns.watched_paths(self.files):
             folder = path if path.is_dir() else path.parent
             if folder.is_dir() and folder not in watched:
-                observer.schedule(Handler(), str(folder), recursive=False)
+                watch.add(folder)
                 watched.add(folder)
-        observer.daemon = True
         try:
-            observer.start()
+            watch.start()
         except Exception as exc:
             self._fail("pattern watcher", exc)
             return None
-        return observer
+        return watch
