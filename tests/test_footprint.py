@@ -5,12 +5,14 @@ in a process of its own), and the call speaks the Messages API as the SDK did.""
 import json
 import os
 
+import pexpect
 import pytest
 
-from conftest import run_cli
+from conftest import SUPERVISE, run_cli
 from fakeapi import FakeAnthropic
 from helpers import recorder_done, wait_for
 from procs import descendants, is_recorder, session_processes
+from supervisor.store import migrations
 from supervisor.store.database import Store
 
 CONTEXT = {
@@ -78,3 +80,25 @@ def test_a_recorder_asking_the_model_holds_no_sdk_and_sends_what_the_api_expects
         assert [(r["source"], r["context"]["current_task"]) for r in store.contexts(sid)] == [("model", "importing the rows")]
     finally:
         store.close()
+
+
+def test_a_first_session_in_a_new_data_folder_migrates_it_in_a_process_of_its_own(tmp_path):
+    """The supervisor and the recorder live as long as the agent: the migration's library
+    (sqlite-utils, and decimal, zipfile... beneath it) is loaded by a short process instead."""
+    env = {**os.environ, "SUPERVISE_HOME": str(tmp_path / "new-home")}
+    child = pexpect.spawn(SUPERVISE[0], [*SUPERVISE[1:], "--", "sh", "-c", "echo rea''dy; read line"], env=env, timeout=30)
+    try:
+        child.expect_exact("ready")
+        sid = wait_for(lambda: Store(tmp_path / "new-home" / "supervise.db").sessions(), 10)[0]["id"]
+        ours = [child.pid, *wait_for(lambda: [p for p in session_processes(sid) if is_recorder(p)], 10)]
+        held = {pid: [n for n in mapped(pid) if "_decimal" in n] for pid in ours}
+        child.sendline("")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert held == {pid: [] for pid in ours}
+    applied = Store(tmp_path / "new-home" / "supervise.db")
+    try:
+        assert migrations.pending(applied.conn) == []
+    finally:
+        applied.close()

@@ -18,7 +18,7 @@ from ..detection import patterns
 from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
 from ..redact import redact
-from ..store import projects
+from ..store import migrations, projects
 from ..store.database import ACTIVE, COMPLETED, FAILED, INTERRUPTED, Event, Store, supervisor_alive, utcnow
 from ..terminal import tty
 from ..terminal.child import Outcome
@@ -151,6 +151,7 @@ def _plan(
             file=stderr,
         )
     settings = opts.settings or config.load(env, backend=opts.summary_backend, on_limit=opts.on_limit, notify=opts.notify)
+    migrations.apply_apart(paths.db_path(env))  # the session's process never holds what migrating takes
     store = Store.open_default(env)  # a database that cannot be opened stops us here, before the agent starts
     if opts.parent_id and not opts.force:
         cleanup.callback(os.close, _claim_parent(store, opts.parent_id, env))

@@ -367,3 +367,35 @@ def apply(conn: sqlite3.Connection) -> None:
         steps()(fn)
     with db.atomic():  # each step nests in it as a savepoint
         steps.apply(db)
+
+
+def apply_apart(path: Path) -> None:
+    """Bring the database at `path` up to date in a short process of its own when it has
+    migrations pending, so a long-running process (a session's) never holds sqlite-utils and
+    what it imports. Whatever fails there is left to the caller's own open, which says it."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            todo = bool(pending(conn))
+        finally:
+            conn.close()
+    except sqlite3.Error:  # no database yet (or one the caller's open will tell about)
+        todo = True
+    if todo:
+        import subprocess
+
+        subprocess.run([sys.executable, "-P", "-m", __name__, str(path)], stdout=subprocess.DEVNULL)
+
+
+def _main(path: str) -> int:
+    from .database import Store
+
+    try:
+        Store(Path(path)).close()
+    except Exception:  # said by the caller's own open
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1]))
