@@ -94,3 +94,19 @@ def names(folders: Mapping[str, str]) -> dict[str, str]:
             name += f" ({key.removeprefix(GIT)[:SHORT] if key.startswith(GIT) else key})"
         shown[key] = name
     return shown
+
+
+def scope(folder: str | None, everywhere: bool) -> str | None:
+    """The project folder a command looks at: `--project DIR`'s, else the current folder's;
+    None with --all. A folder that is gone is kept as given: sessions recorded there know
+    their project (their key)."""
+    from .errors import SuperviseError
+
+    if everywhere:
+        if folder is not None:
+            raise SuperviseError("--project and --all cannot go together", "give one of them", exit_code=2)
+        return None
+    where = folder or os.getcwd()
+    if not os.path.isdir(where):
+        return os.path.realpath(os.path.expanduser(where))
+    return root(where)

@@ -1,6 +1,7 @@
 """The `supervise` command. `supervise -- AGENT [ARGS]`, the common case, starts the agent
 without loading the command-line library (Typer and the commands' definitions: 30 ms before
-the agent could start); everything else goes to app.py."""
+the agent could start), and so does `supervise mcp`, which an agent starts and waits for;
+everything else goes to app.py."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ def main() -> None:
     try:
         if len(argv) > 1 and argv[0] == "--":
             guarded(lambda: sys.exit(_run(argv[1:])))
+        served = _mcp_options(argv)
+        if served is not None:
+            from ..memory import mcpentry
+
+            guarded(lambda: sys.exit(mcpentry.main(*served)))
         from .app import main as cli_main
 
         cli_main(argv)
@@ -42,6 +48,24 @@ def _standard_fds() -> None:
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
+
+
+def _mcp_options(argv: list[str]) -> tuple[str | None, bool] | None:
+    """`mcp [--project DIR] [--all|-a]` as (folder, everywhere); None for anything else (help,
+    `mcp install`, a typo), which the command-line library answers."""
+    if argv[:1] != ["mcp"]:
+        return None
+    folder, everywhere, rest = None, False, argv[1:]
+    while rest:
+        if rest[0] in ("--all", "-a"):
+            everywhere, rest = True, rest[1:]
+        elif rest[0] == "--project" and len(rest) > 1 and folder is None:
+            folder, rest = rest[1], rest[2:]
+        elif rest[0].startswith("--project=") and folder is None:
+            folder, rest = rest[0].removeprefix("--project="), rest[1:]
+        else:
+            return None
+    return folder, everywhere
 
 
 def _run(command: list[str]) -> int:

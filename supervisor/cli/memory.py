@@ -25,18 +25,7 @@ QUERY_SHOWN = 80  # characters of a query echoed in a line (a pasted page would 
 LOOKUP_WAIT = 1.0  # seconds a search may wait for its count to go out (an endpoint that never answers)
 
 
-def project_scope(folder: Optional[str], everywhere: bool) -> Optional[str]:
-    """The project folder a command looks at: `--project DIR`'s, else the current folder's;
-    None with --all. A folder that is gone is kept as given: sessions recorded there know
-    their project (`project_key`)."""
-    if everywhere:
-        if folder is not None:
-            raise SuperviseError("--project and --all cannot go together", "give one of them", exit_code=2)
-        return None
-    where = folder or os.getcwd()
-    if not os.path.isdir(where):
-        return os.path.realpath(os.path.expanduser(where))
-    return project.root(where)
+project_scope = project.scope
 
 
 def project_key(store: Store, folder: Optional[str]) -> Optional[str]:
@@ -147,22 +136,9 @@ def mcp(
     themselves; `supervise mcp install AGENT` adds it to an agent's own config."""
     if ctx.invoked_subcommand is not None:
         return
-    from .. import config
-    from ..memory import launch, mcpserver
+    from ..memory import mcpentry
 
-    if sys.stdin.isatty():
-        raise SuperviseError(
-            "mcp serves an agent over its standard input and output, not a terminal",
-            "an agent starts it: run one under supervise, or see `supervise mcp install --help`",
-            exit_code=2,
-        )
-    try:
-        wide = config.load(mcp_all_projects=True if everywhere else None, warn=config.to_stderr).memory.mcp_all_projects
-    except SuperviseError as exc:  # the agent keeps its server, kept to its project; doctor says what is wrong
-        typer.echo(f"{exc}; the MCP server answers for its own project only", err=True)
-        wide = everywhere
-    scope = project_scope(folder, everywhere)
-    raise typer.Exit(mcpserver.serve(scope, os.environ.get(launch.SESSION_VAR), wide))
+    raise typer.Exit(mcpentry.main(folder, everywhere))
 
 
 @mcp_app.command("install")

@@ -7,8 +7,8 @@ import sys
 from collections.abc import Mapping
 
 from ..profiles.base import McpServer
+from .tooldefs import NAME
 
-NAME = "supervise"
 TOOLS = ("search", "session", "excerpt", "brief")
 # Where the database is (paths.data_dir): an agent may start its servers with an environment of its own.
 DATA_VARS = ("SUPERVISE_HOME", "XDG_DATA_HOME")

@@ -370,9 +370,8 @@ def apply(conn: sqlite3.Connection) -> None:
 
 
 def apply_apart(path: Path) -> None:
-    """Bring the database at `path` up to date in a short process of its own when it has
-    migrations pending, so a long-running process (a session's) never holds sqlite-utils and
-    what it imports. Whatever fails there is left to the caller's own open, which says it."""
+    """The database at `path` brought up to date in a short process of its own, if it must be: a
+    session's processes never hold sqlite-utils. What fails there, the caller's open says."""
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
@@ -392,9 +391,9 @@ def _main(path: str) -> int:
 
     try:
         Store(Path(path)).close()
+        return 0
     except Exception:  # said by the caller's own open
         return 1
-    return 0
 
 
 if __name__ == "__main__":
