@@ -11,7 +11,7 @@ The flood and idle cases run supervise twice: as it is by default, and with OTLP
 (OTEL_EXPORTER_OTLP_ENDPOINT: a receiver in this process that decodes what it gets, as a
 collector does); the two within noise of each other is the target.
 
-Usage: scripts/bench_pty.py [--mb 200] [--rounds 3] [--keys 500] [--json]
+Usage: scripts/bench_pty.py [--mb 200] [--rounds 3] [--keys 500] [--only PART ...] [--bare-only] [--json]
 (--json: the figures as one JSON object on the last line of stdout)
 """
 
@@ -125,9 +125,9 @@ def exporting_env(env: dict) -> tuple[dict, object]:
     return exporting(env)
 
 
-def bench_throughput(mb: int, rounds: int, env: dict) -> dict:
+def bench_throughput(mb: int, rounds: int, env: dict, others: bool = True) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="supervise-bench-"))
-    on, receiver = exporting_env(env)
+    on, receiver = exporting_env(env) if others else (env, None)
     try:
         data = tmp / "data.txt"
         newlines = make_file(data, mb)
@@ -141,12 +141,14 @@ def bench_throughput(mb: int, rounds: int, env: dict) -> dict:
             "supervise": [*SUPERVISE, "--", "cat", str(data)],
             EXPORTING: [*SUPERVISE, "--", "cat", str(data)],
         }
+        if not others:  # the bare loop and supervise alone
+            cases = {k: v for k, v in cases.items() if k in ("bare loop", "supervise")}
         if receiver is None:
-            del cases[EXPORTING]
+            cases.pop(EXPORTING, None)
         if not shutil.which("script"):
-            del cases["script -qfc"]
+            cases.pop("script -qfc", None)
         if not asciinema:
-            del cases["asciinema rec"]
+            cases.pop("asciinema rec", None)
         results: dict[str, list[tuple[float, float, float, int]]] = {k: [] for k in cases}
         for _ in range(rounds):  # interleaved, so drift on the machine hits every case alike
             for name, argv in cases.items():
@@ -281,20 +283,21 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keys", type=int, default=500)
-    ap.add_argument("--only", choices=["throughput", "startup", "latency", "idle"])
+    ap.add_argument("--only", choices=["throughput", "startup", "latency", "idle"], action="append", help="this part alone (repeatable)")
+    ap.add_argument("--bare-only", action="store_true", help="the flood beside the bare loop alone (no script, asciinema, OTLP export)")
     ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
     results = {}
     home = tempfile.mkdtemp(prefix="supervise-bench-home-")
     env = dict(os.environ, SUPERVISE_HOME=home, TERM="xterm-256color", PYTHONPATH=str(ROOT))
     try:
-        if args.only in (None, "throughput"):
-            results["throughput"] = bench_throughput(args.mb, args.rounds, env)
-        if args.only in (None, "startup"):
+        if not args.only or "throughput" in args.only:
+            results["throughput"] = bench_throughput(args.mb, args.rounds, env, others=not args.bare_only)
+        if not args.only or "startup" in args.only:
             results["startup"] = bench_startup(15, env)
-        if args.only in (None, "latency"):
+        if not args.only or "latency" in args.only:
             results["latency"] = bench_latency(args.keys, env)
-        if args.only in (None, "idle"):
+        if not args.only or "idle" in args.only:
             results["idle"] = bench_idle(env)
     finally:
         shutil.rmtree(home, ignore_errors=True)

@@ -1,5 +1,5 @@
-"""What /proc says of the processes the tests and benchmarks start: CPU time, peak memory,
-children, and which child is supervise's recorder."""
+"""What /proc says of the processes the tests and benchmarks start: CPU time, memory,
+children, and which of them are supervise's own (its recorder, its other roles)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,16 @@ def peak_rss_kb(pid: int) -> int:
         return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
 
 
+def pss_kb(pid: int) -> int:
+    """Proportional set size (shared pages split among the processes that map them), in KB;
+    0 once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("Pss:")), 0)
+    except OSError:
+        return 0
+
+
 def children(pid: int) -> list[int]:
     return [p for p, parent in _parents().items() if parent == pid]
 
@@ -53,6 +63,56 @@ def is_recorder(pid: int) -> bool:
             return b"supervisor.run.recorder" in fh.read()
     except OSError:
         return False
+
+
+# Interpreter options that take the next word as their value (`python -X importtime -m ...`).
+_VALUED = {"-X", "-W"}
+
+
+def supervise_role(pid: int) -> str | None:
+    """Which of supervise's processes `pid` is, from its command line: "loop" (`supervise --
+    AGENT`, `supervise run ...` or `python -m supervisor -- AGENT`: the PTY loop), "job shell"
+    (terminal/jobshell.py, the agent's session leader), "recorder" (supervisor.run.recorder),
+    "mcp" (`supervise mcp` / `python -m supervisor mcp`, started by the agent); None for the
+    rest (the agent's own, a command it ran, or gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+    except OSError:
+        return None
+    return role_of(argv)
+
+
+def role_of(argv: list[str]) -> str | None:
+    """`supervise_role` of a command line."""
+    if not argv:
+        return None
+    module = script = None
+    rest: list[str] = []
+    if os.path.basename(argv[0]) == "supervise":  # started as the script itself
+        script, rest = argv[0], argv[1:]
+    else:
+        i = 1
+        while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+            if argv[i] == "-m" and i + 1 < len(argv):
+                module, rest = argv[i + 1], argv[i + 2 :]
+                break
+            if argv[i] == "-c":
+                return None
+            i += 2 if argv[i] in _VALUED else 1
+        else:
+            if i < len(argv):
+                script, rest = argv[i], argv[i + 1 :]
+    if module == "supervisor.run.recorder":
+        return "recorder"
+    if script and script.replace(os.sep, "/").endswith("supervisor/terminal/jobshell.py"):
+        return "job shell"
+    if module == "supervisor" or (script and os.path.basename(script) == "supervise"):
+        if rest[:1] == ["mcp"]:
+            return "mcp"
+        if "--" in rest and (rest[0] in ("--", "run") or rest[0].startswith("-")):
+            return "loop"
+    return None
 
 
 def recorder_pid(supervise_pid: int) -> int:
