@@ -25,11 +25,8 @@ QUERY_SHOWN = 80  # characters of a query echoed in a line (a pasted page would 
 LOOKUP_WAIT = 1.0  # seconds a search may wait for its count to go out (an endpoint that never answers)
 
 
-project_scope = project.scope
-
-
 def project_key(store: Store, folder: Optional[str]) -> Optional[str]:
-    """What the project of `folder` (project_scope's) is known by; an error for a folder
+    """What the project of `folder` (project.scope's) is known by; an error for a folder
     that is neither there nor one sessions were recorded in."""
     if folder is None:
         return None
@@ -55,7 +52,7 @@ def search(
     from ..memory import query, search as searching
 
     text = " ".join(words)
-    scope_project = project_scope(folder, everywhere)
+    scope_project = project.scope(folder, everywhere)
     try:
         query.match(text)
     except query.BadQuery as exc:

@@ -34,9 +34,10 @@ def sessions(
     ),
 ) -> None:
     """List sessions, newest first (--project: of one project)."""
-    from .memory import project_key, project_scope
+    from .. import project
+    from .memory import project_key
 
-    where = project_scope(folder, False) if folder is not None else None
+    where = project.scope(folder, False) if folder is not None else None
     store = open_store(write=False)
     scope = project_key(store, where)
     rows = store.sessions(None if show_all else limit, scope)
