@@ -4,8 +4,10 @@ the two folders it follows), or a look once a second where inotify is not to be 
 system, or the user's inotify instances used up by other programs).
 
 Each change is (path, is_dir, kind), kind one of "created", "modified", "moved" (the new
-name) or "deleted"; a recursive watch follows folders made inside it. When the kernel's queue
-overflowed, each watched folder is told as "created" (is_dir): whoever follows it looks again."""
+name) or "deleted"; a recursive watch follows folders made inside it, and tells the files
+already in one when it is told (made before its watch began; a file may be told twice).
+When the kernel's queue overflowed, each watched folder is told as "created" (is_dir):
+whoever follows it looks again."""
 
 from __future__ import annotations
 
@@ -95,9 +97,12 @@ class Watch:
                         for root, _ in self.roots:
                             self.changed(str(root), True, "created")
                         continue
+                    already: list[str] = []
                     if is_dir and recursive and kind in ("created", "moved"):
-                        kernel.watch(path, True)
+                        kernel.watch(path, True, already)
                     self.changed(path, is_dir, kind)
+                    for made in already:  # written before its folder's watch began
+                        self.changed(made, False, "created")
         finally:
             kernel.close()
             os.close(wake)
@@ -178,19 +183,24 @@ class _Inotify:
             return None
         return cls(libc, fd) if fd >= 0 else None
 
-    def watch(self, folder: str, recursive: bool) -> bool:
-        """`folder` watched (and, if `recursive`, the folders in it); False if it could not be."""
+    def watch(self, folder: str, recursive: bool, found: list[str] | None = None) -> bool:
+        """`folder` watched (and, if `recursive`, the folders in it); False if it could not be.
+        `found`: given the files already in them (made before their watch began)."""
         wd = self.libc.inotify_add_watch(self.fd, os.fsencode(folder), MASK)
         if wd < 0:
             return False
         self.folders[wd] = (folder, recursive)
-        if recursive:
+        if recursive or found is not None:
             try:
-                subfolders = [e.path for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+                entries = list(os.scandir(folder))
             except OSError:
                 return True
-            for sub in subfolders:
-                self.watch(sub, True)
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if recursive:
+                        self.watch(entry.path, True, found)
+                elif found is not None:
+                    found.append(entry.path)
         return True
 
     def close(self) -> None:
