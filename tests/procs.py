@@ -57,12 +57,17 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def is_recorder(pid: int) -> bool:
+def cmdline(pid: int) -> list[str]:
+    """`pid`'s command line, [] if it is gone."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return b"supervisor.run.recorder" in fh.read()
+            return [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
     except OSError:
-        return False
+        return []
+
+
+def is_recorder(pid: int) -> bool:
+    return "supervisor.run.recorder" in cmdline(pid)
 
 
 # Interpreter options that take the next word as their value (`python -X importtime -m ...`).
@@ -75,12 +80,7 @@ def supervise_role(pid: int) -> str | None:
     (terminal/jobshell.py, the agent's session leader), "recorder" (supervisor.run.recorder),
     "mcp" (`supervise mcp` / `python -m supervisor mcp`, started by the agent); None for the
     rest (the agent's own, a command it ran, or gone)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
-    except OSError:
-        return None
-    return role_of(argv)
+    return role_of(cmdline(pid))
 
 
 def role_of(argv: list[str]) -> str | None:
