@@ -204,7 +204,13 @@ class Screen:
                 if m:
                     return m
                 break
-        raise AssertionError(f"screen never showed {pattern!r}; it shows:\n{self.text()[-3000:]}")
+        raise AssertionError(f"screen never showed {pattern!r} {self.state()}; it shows:\n{self.text()[-3000:]}")
+
+    def state(self) -> str:
+        """Whether the program still runs and what it wrote last: a blank screen says neither."""
+        written = "".join(self.raw)
+        alive = "running" if self.child.isalive() else f"ended ({self.child.exitstatus or self.child.signalstatus})"
+        return f"(supervise {alive}, {len(written)} characters written, the last: {written[-300:]!r})"
 
     def shown(self) -> str:
         """The screen as shown now (the alternate one while a program draws there), no scrollback."""

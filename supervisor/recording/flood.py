@@ -15,7 +15,6 @@ asks whether it has `caught_up`. The lock is held for these counts alone.
 from __future__ import annotations
 
 import threading
-import time
 
 # Text waiting to be rendered. Past this, output is left in the recording and read back
 # from there once the flood has passed: memory stays bounded under any flood.
@@ -44,16 +43,17 @@ class Flood:
         self._spilling = False
         self._written_to = 0  # the recording's end as far as output and resizes go
         self._flooding = False
-        self._window = (time.monotonic(), 0)  # when the current rate window began, characters since
+        self._window = (0.0, 0)  # when the current rate window began (session time), characters since
 
     # -- the main thread ------------------------------------------------------------------------
 
-    def admit(self, chars: int, span: tuple[int, int] | None) -> int:
-        """An event of `chars` characters (0: a resize) lying at `span` in the recording:
-        QUEUE, LEFT, or the byte from which to read the recording back (a flood begins
-        with it: queue that). Without a span or a recording, waits while the backlog is full."""
+    def admit(self, t: float, chars: int, span: tuple[int, int] | None) -> int:
+        """An event of `chars` characters (0: a resize) read at `t` seconds into the session,
+        lying at `span` in the recording: QUEUE, LEFT, or the byte from which to read the
+        recording back (a flood begins with it: queue that). Without a span or a recording,
+        waits while the backlog is full."""
         if chars:
-            self._measure(chars)
+            self._measure(t, chars)
         with self._room:
             if span is not None and self.readable:
                 self._written_to = span[1]
@@ -67,10 +67,10 @@ class Flood:
             self.backlog += chars
         return QUEUE
 
-    def _measure(self, chars: int) -> None:
-        """The output's rate, over windows of RATE_WINDOW seconds: a flood or not."""
+    def _measure(self, now: float, chars: int) -> None:
+        """The output's rate as the PTY gave it (the time it was read, not the time it reaches
+        here), over windows of RATE_WINDOW seconds: a flood or not."""
         began, count = self._window
-        now = time.monotonic()
         count += chars
         if now - began >= RATE_WINDOW:
             self._flooding = count / (now - began) > FLOOD_RATE

@@ -98,14 +98,14 @@ class Renderer:
         """Queue output for rendering (text, or ASCII bytes, decoded only if queued). `span`:
         where it lies in the recording; past the backlog it is read back from there later.
         Without one, blocks while the backlog is full."""
-        at = self.flood.admit(len(text), span)
+        at = self.flood.admit(t, len(text), span)
         if at == QUEUE:
             self._queue.put(("o", t, text.decode("ascii") if isinstance(text, bytes) else text))
         elif at != LEFT:
             self._queue.put((_SPILL, t, at))
 
     def resize(self, t: float, cols: int, rows: int, span: tuple[int, int] | None = None) -> None:
-        at = self.flood.admit(0, span)
+        at = self.flood.admit(t, 0, span)
         if at == QUEUE:
             self._queue.put(("r", t, (cols, rows)))
         elif at != LEFT:
