@@ -79,7 +79,9 @@ def family_rss_kb(pid: int) -> int:
 def through_terminal(argv: list[str], expected: int, env: dict) -> tuple[float, float, float, int]:
     """Run argv on a fresh PTY we read as fast as possible. Returns (seconds from the first
     byte until `expected` bytes arrived, seconds from start to the first byte, seconds from
-    the first byte until exit, peak RSS in KB of the process tree we started)."""
+    the first byte until exit, peak RSS in KB of the process tree we started). Returns once
+    the run's recorder has finished too: one left rendering a flood in the background (past
+    supervise's wait for it) would take the CPU from the next case's run."""
     start = time.perf_counter()
     proc = PtyProcess.spawn(argv, dimensions=(ROWS, COLS), env=env)
     fd = proc.fd
@@ -87,6 +89,7 @@ def through_terminal(argv: list[str], expected: int, env: dict) -> tuple[float, 
     first = passthrough = None
     peak = 0
     last_rss = 0.0
+    recorders: set[int] = set()
     while True:
         try:
             data = os.read(fd, 65536)
@@ -102,9 +105,12 @@ def through_terminal(argv: list[str], expected: int, env: dict) -> tuple[float, 
             passthrough = now - first
         if now - last_rss > 0.1:
             peak, last_rss = max(peak, family_rss_kb(proc.pid)), now
+            recorders.update(p for p in descendants(proc.pid) if is_recorder(p))
     end = time.perf_counter()
     proc.wait()
     first = first or end
+    while any(is_recorder(p) for p in recorders) and time.perf_counter() - end < 600:
+        time.sleep(0.2)
     return passthrough or (end - first), first - start, end - first, peak
 
 

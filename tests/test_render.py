@@ -2,6 +2,7 @@
 
 import threading
 
+from supervisor.recording.flood import LEFT, QUEUE
 from supervisor.recording.render import Renderer
 
 
@@ -46,6 +47,33 @@ def test_a_sudden_flood_is_left_in_the_recording_after_a_window_of_it_not_8_mb(t
     r.finish()
     assert max(waiting) <= flood.FLOOD_RATE * flood.RATE_WINDOW + 2 * len(chunk)
     assert len((tmp_path / "session.log").read_text().splitlines()) == 15 * 16000
+
+
+def admitted(rendering_keeps_up: bool) -> list[int]:
+    """What the flood's bookkeeping says of 3 MB read at 5 MB/s (a quarter of FLOOD_RATE), 50 KB
+    every 10 ms, with rendering keeping up or not rendering at all (a machine too busy)."""
+    from supervisor.recording.flood import Flood
+
+    f, said = Flood(readable=True), []
+    for i in range(60):
+        said.append(f.admit(0.5 + i * 0.01, 50_000, (i * 50_000, (i + 1) * 50_000)))
+        if rendering_keeps_up and said[-1] == QUEUE:
+            f.rendered(50_000)
+    return said
+
+
+def test_output_that_rendering_falls_behind_on_is_left_in_the_recording_at_any_rate():
+    """Slow output that rendering keeps up with is rendered as it comes; the same output with
+    rendering left behind (a slow or busy machine) is left in the recording past FLOOD_CAP
+    waiting, not queued up to BACKLOG_CAP."""
+    from supervisor.recording.flood import FLOOD_CAP
+
+    assert admitted(rendering_keeps_up=True) == [QUEUE] * 60
+    said = admitted(rendering_keeps_up=False)
+    queued = said.index(next(s for s in said if s != QUEUE))
+    assert said[queued] == queued * 50_000  # read back from where the queue ended
+    assert said[queued + 1 :] == [LEFT] * (59 - queued)
+    assert FLOOD_CAP < queued * 50_000 <= FLOOD_CAP + 50_000 * 11  # one window (0.1 s) of it past the cap at most
 
 
 def test_a_step_that_fails_is_reported_and_the_rest_of_its_batch_is_still_logged_and_detected(tmp_path):

@@ -19,11 +19,12 @@ import threading
 # Text waiting to be rendered. Past this, output is left in the recording and read back
 # from there once the flood has passed: memory stays bounded under any flood.
 BACKLOG_CAP = 8 << 20
-# Output coming faster than this (characters a second, over RATE_WINDOW) is a flood that
-# rendering cannot keep up with: past FLOOD_CAP waiting, it is left in the recording at
-# once, so that rendering does not take the CPU from the flood (and peak memory stays
-# lower than with BACKLOG_CAP alone). Slower output keeps the whole backlog, detected as it
-# comes (the figures: docs/benchmarks.md).
+# Output coming faster than this (characters a second, over RATE_WINDOW), or faster than
+# rendering goes (the backlog grew over a whole window: a slow or busy machine renders
+# slower than a quiet one), is a flood: past FLOOD_CAP waiting, it is left in the recording
+# at once, so that rendering does not take the CPU from the flood (and peak memory stays
+# lower than with BACKLOG_CAP alone). Output that rendering keeps up with keeps the whole
+# backlog, detected as it comes (the figures: docs/benchmarks.md).
 FLOOD_RATE = 20e6
 FLOOD_CAP = 1 << 20
 RATE_WINDOW = 0.1
@@ -43,7 +44,8 @@ class Flood:
         self._spilling = False
         self._written_to = 0  # the recording's end as far as output and resizes go
         self._flooding = False
-        self._window = (0.0, 0)  # when the current rate window began (session time), characters since
+        # When the current rate window began (session time), characters since, the backlog then.
+        self._window = (0.0, 0, 0)
 
     # -- the main thread ------------------------------------------------------------------------
 
@@ -52,9 +54,9 @@ class Flood:
         lying at `span` in the recording: QUEUE, LEFT, or the byte from which to read the
         recording back (a flood begins with it: queue that). Without a span or a recording,
         waits while the backlog is full."""
-        if chars:
-            self._measure(t, chars)
         with self._room:
+            if chars:
+                self._measure(t, chars)
             if span is not None and self.readable:
                 self._written_to = span[1]
                 if self._spilling:
@@ -69,17 +71,18 @@ class Flood:
 
     def _measure(self, now: float, chars: int) -> None:
         """The output's rate as the PTY gave it (the time it was read, not the time it reaches
-        here), over windows of RATE_WINDOW seconds: a flood or not."""
-        began, count = self._window
+        here), over windows of RATE_WINDOW seconds, beside rendering's: a flood or not. Called
+        with the lock held."""
+        began, count, before = self._window
         count += chars
         if now - began >= RATE_WINDOW:
-            self._flooding = count / (now - began) > FLOOD_RATE
-            self._window = (now, 0)
+            self._flooding = count / (now - began) > FLOOD_RATE or self.backlog > max(before, FLOOD_CAP)
+            self._window = (now, 0, self.backlog)
         else:
             # A whole window's worth at the flood's rate before the window is out: a flood
             # now, not at the window's end (by then up to 8 MB waited: 113 MB peak at times).
             self._flooding = self._flooding or count > FLOOD_RATE * RATE_WINDOW
-            self._window = (began, count)
+            self._window = (began, count, before)
 
     def heavy(self) -> bool:
         """Output comes at a flood's rate, or waits in the recording to be rendered: the
