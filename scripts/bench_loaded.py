@@ -6,7 +6,7 @@ normal priority), as the slower and busier machines people have, then runs, side
 that one run, the rows whose targets must hold there as on a quiet machine:
 
 - the flood: `cat` of --mb MB through supervise beside the bare PTY copy loop
-  (scripts/bench_pty.py --only throughput --bare-only); target >= 0.9x of the bare loop;
+  (scripts/bench_pty.py --only throughput --bare-only --median); target >= 0.9x of the bare loop;
 - start-up until the child's first output, supervise beside the bare loop
   (scripts/bench_pty.py --only startup); target within 120 ms of it;
 - the command line: `supervise --version`, `ps --json`, `sessions`, `show`, `context`,
@@ -17,7 +17,7 @@ The busy loops are killed by their pid afterwards, whatever happened. Prints eac
 own output and, with --json, their figures as one JSON object on the last line of stdout:
 {"hogs": N, "hog_pct": [% of a core each got], "pty": {...}, "ps": {...}}.
 
-Usage: scripts/bench_loaded.py [--mb 200] [--rounds 3] [--sessions 20] [--history 2000] [--runs 15] [--json]
+Usage: scripts/bench_loaded.py [--mb 200] [--rounds 5] [--sessions 20] [--history 2000] [--runs 15] [--json]
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def bench(script: str, args: list[str]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=200, help="the flood's size")
-    ap.add_argument("--rounds", type=int, default=3, help="flood rounds, best of")
+    ap.add_argument("--rounds", type=int, default=5, help="flood rounds, median of")
     ap.add_argument("--sessions", type=int, default=20, help="sessions running while the commands are timed")
     ap.add_argument("--history", type=int, default=2000, help="finished sessions in the database")
     ap.add_argument("--runs", type=int, default=15, help="runs of each command, median of")
@@ -86,7 +86,8 @@ def main() -> None:
     try:
         print(f"## {count} busy loops running ({sys.executable} -c {HOG!r}, pids {', '.join(str(h.pid) for h in hogs)})", flush=True)
         pty = bench(
-            "bench_pty.py", ["--only", "throughput", "--only", "startup", "--bare-only", "--mb", str(args.mb), "--rounds", str(args.rounds)]
+            "bench_pty.py",
+            ["--only", "throughput", "--only", "startup", "--bare-only", "--median", "--mb", str(args.mb), "--rounds", str(args.rounds)],
         )
         ps = bench("bench_ps.py", ["--sessions", str(args.sessions), "--history", str(args.history), "--runs", str(args.runs)])
         elapsed = time.monotonic() - began

@@ -13,7 +13,7 @@ is about.
   new process, median of --runs after one untimed, for a word of one session, a word of 1%
   of them, a word of nearly every chunk (the noise's "cache"), a file name (1% of them),
   two words (the 1% word and an error's name), and the common word project-scoped (from a
-  project's folder, no --all); beside `supervise --version` (the CLI's start-up alone).
+  project's folder, no --all); beside `supervise version` (the CLI's start-up alone).
   Target: < 200 ms at 10,000 sessions / 10 GB. Each size's data directory is deleted once
   measured: only the figures are kept.
 - recall: --sessions sessions across 6 project folders and 4 agents, each with planted
@@ -230,7 +230,7 @@ def search(base: Path, env: dict, sizes: list[tuple[int, float]], runs: int) -> 
             "a file name": [FILES[0]],  # of 1% of sessions
             "two words": [ONE_PERCENT, ERRNOS[0]],
         }
-        fig["startup_ms"] = median_ms(["--version"], where, home_env, runs)
+        fig["startup_ms"] = median_ms(["version"], where, home_env, runs)
         fig["queries"] = {}
         for label, words in queries.items():
             ms, found = search_ms([*words, "--all", "-n", "20"], where, home_env, runs)
@@ -242,7 +242,7 @@ def search(base: Path, env: dict, sizes: list[tuple[int, float]], runs: int) -> 
         print(
             f"\n{count:,} sessions, {fig['logs_mb']:,.0f} MB of logs: database {fig['db_mb']:,.0f} MB ({fig['db_mb'] / fig['logs_mb']:.2f}x); "
             f"generated in {fig['generate_s']:.1f} s, indexed in {fig['index_s']:.1f} s ({fig['index_mb_s']:.1f} MB/s); "
-            f"`supervise --version` {fig['startup_ms']:.0f} ms"
+            f"`supervise version` {fig['startup_ms']:.0f} ms"
         )
         print(f"{'query':<32} {'text':<20} {'ms':>7} {'x start-up':>10} {'sessions in 20 hits':>20}")
         for label, q in fig["queries"].items():

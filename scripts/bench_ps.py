@@ -4,8 +4,8 @@
 Starts --sessions real supervised sessions (the demo agent, each in its own PTY, idle at its
 prompt after its scripted turns) in a private SUPERVISE_HOME whose database also holds
 --history finished sessions with their events, then times, side by side in one run, each
-command as a user runs it (a new process each time, start-up included): `supervise --version`
-(the CLI's start-up alone), `supervise ps --json` and `supervise sessions` while they run;
+command as a user runs it (a new process each time, start-up included): `supervise version`
+(the command line's start-up alone: `--version` skips it), `supervise ps --json` and `supervise sessions` while they run;
 then, once they have exited, `show`, `context` and `export` of one of them (a small session,
 with its context rounds). Prints the median of --runs of each and its ratio to start-up;
 the target is < 150 ms for each.
@@ -95,7 +95,7 @@ def main() -> None:
     try:
         fill_history(base / "home", args.history)
         children = start_sessions(args.sessions, env)
-        startup, _ = timed(["--version"], env, args.runs)
+        startup, _ = timed(["version"], env, args.runs)
         ps, out = timed(["ps", "--json"], env, args.runs)
         running = len(json.loads(out))
         listing, _ = timed(["sessions"], env, args.runs)
@@ -106,7 +106,7 @@ def main() -> None:
         ]
         each = {f"{command} ID": timed([command, sid], env, args.runs)[0] for command in ("show", "context", "export")}
         print(f"{running} sessions running, {args.history} finished; median of {args.runs} runs, each a new process (target < 150 ms):")
-        print(f"  supervise --version        {startup:7.1f} ms (start-up alone)")
+        print(f"  supervise version          {startup:7.1f} ms (start-up alone)")
         for name, figure in {"ps --json": ps, "sessions": listing, **each}.items():
             print(f"  supervise {name:<16} {figure:7.1f} ms ({figure / startup:.2f}x start-up)")
         if args.json:

@@ -11,7 +11,7 @@ The flood and idle cases run supervise twice: as it is by default, and with OTLP
 (OTEL_EXPORTER_OTLP_ENDPOINT: a receiver in this process that decodes what it gets, as a
 collector does); the two within noise of each other is the target.
 
-Usage: scripts/bench_pty.py [--mb 200] [--rounds 3] [--keys 500] [--only PART ...] [--bare-only] [--json]
+Usage: scripts/bench_pty.py [--mb 200] [--rounds 3] [--keys 500] [--only PART ...] [--bare-only] [--median] [--json]
 (--json: the figures as one JSON object on the last line of stdout)
 """
 
@@ -131,7 +131,7 @@ def exporting_env(env: dict) -> tuple[dict, object]:
     return exporting(env)
 
 
-def bench_throughput(mb: int, rounds: int, env: dict, others: bool = True) -> dict:
+def bench_throughput(mb: int, rounds: int, env: dict, others: bool = True, median: bool = False) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="supervise-bench-"))
     on, receiver = exporting_env(env) if others else (env, None)
     try:
@@ -162,9 +162,14 @@ def bench_throughput(mb: int, rounds: int, env: dict, others: bool = True) -> di
                 # supervise's 210 MB recordings) is not written out on this one's time
                 os.sync()
                 results[name].append(through_terminal(argv, expected, on if name == EXPORTING else env))
-        best = {k: min(v, key=lambda r: r[0]) for k, v in results.items()}
+        # Best of the rounds on a quiet machine; the median on a busy one, where the bare loop's
+        # luckiest round (its two processes on cores the busy loops left) is far from its usual.
+        pick = (lambda v: sorted(v, key=lambda r: r[0])[len(v) // 2]) if median else (lambda v: min(v, key=lambda r: r[0]))
+        best = {k: pick(v) for k, v in results.items()}
         base = best["bare loop"][0]
-        print(f"\n## throughput: cat of {size / 1e6:.0f} MB, {COLS}x{ROWS}, best of {rounds} (timed from the first byte)")
+        print(
+            f"\n## throughput: cat of {size / 1e6:.0f} MB, {COLS}x{ROWS}, {'median' if median else 'best'} of {rounds} (timed from the first byte)"
+        )
         print(f"{'case':<14} {'passthrough':>12} {'MB/s':>8} {'vs bare':>8} {'start-up':>9} {'exit after':>11} {'peak RSS':>9}")
         for name, (pt, startup, total, rss) in best.items():
             print(
@@ -173,6 +178,7 @@ def bench_throughput(mb: int, rounds: int, env: dict, others: bool = True) -> di
         return {
             "mb": size / 1e6,
             "rounds": rounds,
+            "of_rounds": "median" if median else "best",
             "cols": COLS,
             "rows": ROWS,
             "cases": {
@@ -291,6 +297,7 @@ def main() -> None:
     ap.add_argument("--keys", type=int, default=500)
     ap.add_argument("--only", choices=["throughput", "startup", "latency", "idle"], action="append", help="this part alone (repeatable)")
     ap.add_argument("--bare-only", action="store_true", help="the flood beside the bare loop alone (no script, asciinema, OTLP export)")
+    ap.add_argument("--median", action="store_true", help="the flood's median round, not its best (a busy machine)")
     ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
     args = ap.parse_args()
     results = {}
@@ -298,7 +305,7 @@ def main() -> None:
     env = dict(os.environ, SUPERVISE_HOME=home, TERM="xterm-256color", PYTHONPATH=str(ROOT))
     try:
         if not args.only or "throughput" in args.only:
-            results["throughput"] = bench_throughput(args.mb, args.rounds, env, others=not args.bare_only)
+            results["throughput"] = bench_throughput(args.mb, args.rounds, env, others=not args.bare_only, median=args.median)
         if not args.only or "startup" in args.only:
             results["startup"] = bench_startup(15, env)
         if not args.only or "latency" in args.only:

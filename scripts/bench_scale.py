@@ -7,7 +7,7 @@ Each figure is set beside an anchor measured in the same run:
   `supervise sessions --help` lists `--all`, the same with `--all`) from a new process, with
   --sessions finished sessions in a fresh database each (created by `supervise sessions`,
   then rows inserted with sqlite3), median of --runs after one untimed, beside
-  `supervise --version` (the CLI's start-up alone). Target: < 300 ms at 10,000; the default
+  `supervise version` (the CLI's start-up alone). Target: < 300 ms at 10,000; the default
   listing flat, `--all` linear.
 - export: `supervise export ID -o FILE` of a session whose text log is --export-mb of
   generated log lines, and of a tenth of that, beside `cat LOG > FILE`: seconds, MB/s and
@@ -161,12 +161,12 @@ def sessions(base: Path, env: dict, counts: list[int], runs: int) -> dict:
     began = datetime(2026, 1, 1, tzinfo=timezone.utc)
     out = {"runs": runs, "has_all": "--all" in variants, "sizes": []}
     print(f"supervise sessions from a new process, median of {runs} runs (ms):")
-    print(f"{'sessions':>9} {'--version':>10} " + " ".join(f"{v or '(default)':>13}" for v in variants))
+    print(f"{'sessions':>9} {'version':>10} " + " ".join(f"{v or '(default)':>13}" for v in variants))
     for count in counts:
         home = base / f"sessions-{count}"
         new_home(home, env, [session_row(i, began + timedelta(minutes=k)) for k, i in enumerate(session_ids(count))])
         home_env = {**env, "SUPERVISE_HOME": str(home)}
-        startup = median_ms(["--version"], home_env, runs)
+        startup = median_ms(["version"], home_env, runs)
         ms = {v: round(median_ms(["sessions", *v.split()], home_env, runs), 1) for v in variants}
         print(f"{count:>9,} {startup:>10.1f} " + " ".join(f"{ms[v]:>13.1f}" for v in variants), flush=True)
         out["sizes"].append({"count": count, "startup_ms": round(startup, 1), "ms": ms})

@@ -4,6 +4,7 @@ in a process of its own), and the call speaks the Messages API as the SDK did.""
 
 import json
 import os
+import subprocess
 
 import pexpect
 import pytest
@@ -94,3 +95,28 @@ def test_a_first_session_in_a_new_data_folder_migrates_it_in_a_process_of_its_ow
         assert migrations.pending(applied.conn) == []
     finally:
         applied.close()
+
+
+@pytest.mark.parametrize(
+    "args, unwanted",
+    [
+        (["--version"], ("typer", "supervisor.cli.app")),  # what scripts and status lines ask, often
+        (["--", "true"], ("typer", "hashlib", "_ssl")),  # the PTY loop: every profile is imported, none needs OpenSSL to start
+    ],
+)
+def test_what_the_commands_a_user_waits_on_leave_unloaded(tmp_path, args, unwanted):
+    """The modules Python says it imported (PYTHONPROFILEIMPORTTIME) for `supervise --version`
+    and for the start of a session in a data folder made already: none of the slow ones
+    that neither needs."""
+    env = {**os.environ, "SUPERVISE_HOME": str(tmp_path / "home")}
+    subprocess.run(
+        [*SUPERVISE, "--", "true"], env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True, timeout=60
+    )  # (its migration)
+    env["PYTHONPROFILEIMPORTTIME"] = "1"
+    done = subprocess.run([*SUPERVISE, *args], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "supervisor" in imported  # the imports were told
+    assert sorted(m for m in imported if m.split(".")[0] in unwanted or m in unwanted) == []
+    if args == ["--version"]:
+        assert done.stdout == "supervise 0.1.0\n"

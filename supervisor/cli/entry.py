@@ -1,7 +1,7 @@
 """The `supervise` command. `supervise -- AGENT [ARGS]`, the common case, starts the agent
 without loading the command-line library (Typer and the commands' definitions: 30 ms before
-the agent could start), and so does `supervise mcp`, which an agent starts and waits for;
-everything else goes to app.py."""
+the agent could start), and so do `supervise mcp`, which an agent starts and waits for, and
+`supervise --version`; everything else goes to app.py."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ def main() -> None:
     try:
         if len(argv) > 1 and argv[0] == "--":
             guarded(lambda: sys.exit(_run(argv[1:])))
+        if argv in (["--version"], ["-V"]):  # what scripts and status lines ask, often
+            from .. import __version__
+
+            guarded(lambda: print(f"supervise {__version__}"))
+            return
         served = _mcp_options(argv)
         if served is not None:
             from ..memory import mcpentry

@@ -41,6 +41,9 @@ def spawn(
         for fd in pipe:
             os.close(fd)
         raise
+    # Its close (at our exit) sleeps this long before it looks whether the child still runs:
+    # by then the loop has reaped it, and the user would wait for nothing.
+    proc.delayafterclose = 0.0
     if not pipe:
         return proc, None
     os.close(pipe[0])  # the agent's end is the agent's; ours is the PTY loop's to close

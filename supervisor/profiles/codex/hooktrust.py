@@ -6,7 +6,6 @@ tests/test_codex_hook.py checks these against the pinned release."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 EVENT = "SessionStart"
@@ -42,6 +41,8 @@ def trusted_hash(group: dict, event: str = EVENT) -> str:
     identity (event, matcher, handlers) as compact JSON with sorted keys, not ASCII-escaped."""
     identity = {"event_name": EVENT_NAMES[event], "matcher": group["matcher"], "hooks": group["hooks"]}
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    import hashlib  # (it loads OpenSSL; every start-up imports every profile)
+
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 

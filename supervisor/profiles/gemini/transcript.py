@@ -10,7 +10,6 @@ message. The format is internal to Gemini CLI; records we do not understand are 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -46,6 +45,8 @@ def claims(record: Record, path: Path, cwd: str, agent_session_id: str | None) -
         return None
     if agent_session_id and record.get("sessionId") == agent_session_id:
         return True
+    import hashlib  # (it loads OpenSSL; every start-up imports every profile)
+
     hashes = {hashlib.sha256(c.encode()).hexdigest() for c in (cwd, os.path.realpath(cwd))}
     return record["projectHash"] in hashes
 
