@@ -72,6 +72,17 @@ def test_every_shipped_cli_has_a_profile_and_a_pattern_file():
     assert profiles.get(None).transcript is None
 
 
+def test_the_shipped_agents_are_named_as_their_profiles_say():
+    """`shipped` names them by their modules, unimported: each name is its module's profile's."""
+    import sys
+
+    assert "claude" in profiles.shipped() and "continue-cli" in profiles.shipped()
+    for name in profiles.shipped():
+        profile = profiles.get(name)
+        assert profile is sys.modules[f"supervisor.profiles.{name.replace('-', '_')}"].PROFILE
+        assert profile.name == name
+
+
 @pytest.mark.parametrize(
     "agent, ran, carried",
     [

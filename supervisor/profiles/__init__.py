@@ -28,9 +28,9 @@ def _module_name(name: str) -> str:
 
 @cache
 def shipped() -> tuple[str, ...]:
-    """The agents supervise ships a profile for, by name."""
-    names = [m.name for m in pkgutil.iter_modules(__path__) if m.name not in _NOT_AGENTS]
-    return tuple(sorted(get(n).name for n in names))
+    """The agents supervise ships a profile for, by name: their modules' names, not imported
+    (a session of a program with no pattern set asks, before it starts)."""
+    return tuple(sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(__path__) if m.name not in _NOT_AGENTS))
 
 
 @cache
