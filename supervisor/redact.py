@@ -78,7 +78,7 @@ def spans(text: str) -> list[Span]:
         for rule in group:
             mine = [
                 (m.start(rule.group) - rule.lead, m.end(rule.group), f"[REDACTED:{rule.kind}]")
-                for m in rule.regex.finditer(current)
+                for m in rule.finditer(current)
                 if _is_secret(m, rule)
             ]
             if rule is PEM_BLOCK:

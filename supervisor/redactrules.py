@@ -14,20 +14,59 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
 class Rule:
     kind: str
-    regex: re.Pattern
+    source: str  # the regex
+    literal: str  # what every match begins with
     group: int = 0  # the group to mask (0: the whole match)
     lead: int = 0  # characters before the match masked too (a token whose distinctive part is inside it)
     prefix: str = ""  # a token rule's (the common start of its prefixes)
 
+    @cached_property
+    def regex(self) -> re.Pattern:
+        """Compiled when a text first holds the rule's literal: compiling every rule was most
+        of the start-up of a command that masks a line or two."""
+        return re.compile(self.source)
+
+    def finditer(self, text: str) -> Iterator[re.Match]:
+        return self.regex.finditer(text) if self.literal in text else iter(())
+
+    def match(self, text: str) -> re.Match | None:
+        return self.regex.match(text) if text.startswith(self.literal) else None
+
+
+_META = frozenset("\\.^$*+?{}[]|()")
+_QUANTIFIERS = frozenset("*?{")
+
+
+def leading_literal(pattern: str) -> str:
+    """The characters every match of `pattern` begins with (a rule's patterns begin with one:
+    each starts with a literal, see above)."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern) and not pattern[i + 1].isalnum():
+            c, step = pattern[i + 1], 2
+        elif c in _META:
+            break
+        else:
+            step = 1
+        if pattern[i + step : i + step + 1] in _QUANTIFIERS:  # optional or repeated: not certain
+            break
+        out.append(c)
+        i += step
+    return "".join(out)
+
 
 def _r(kind: str, pattern: str, group: int = 0, lead: int = 0) -> Rule:
-    return Rule(kind, re.compile(pattern), group, lead)
+    return Rule(kind, pattern, leading_literal(pattern), group, lead)
 
 
 PREFIXES: list[str] = []  # every token rule's prefix (for tokens a terminal wrapped)
@@ -46,7 +85,7 @@ def _token(kind: str, prefixes: tuple[str, ...], rest: str) -> tuple[Rule, ...]:
         common = os.path.commonprefix(alike)
         others = "|".join(re.escape(p[len(common) :]) for p in sorted(alike, key=len, reverse=True))
         pattern = f"{re.escape(common)}(?<!\\w{re.escape(common)})(?:{others}){rest}"
-        rules.append(Rule(kind, re.compile(pattern), prefix=common))
+        rules.append(Rule(kind, pattern, common, prefix=common))
     PREFIXES.extend(prefixes)
     TOKEN_RULES.extend(rules)
     return tuple(rules)

@@ -57,7 +57,7 @@ def _found(text: str, prefixes: tuple[str, ...]) -> list[re.Match]:
 
 
 def spans(text: str, prefixes: Sequence[str], rules: Sequence[Any], secret: Callable[[re.Match, Any], bool]) -> list[Span]:
-    """Where the token `rules` (each with `regex` and `kind`, starting with one of `prefixes`)
+    """Where the token `rules` (each with `match`, `regex` and `kind`, starting with one of `prefixes`)
     find a secret across lines; `secret(match, rule)`: is that match one?"""
     out: list[Span] = []
     for m in _found(text, tuple(prefixes)):
@@ -67,7 +67,7 @@ def spans(text: str, prefixes: Sequence[str], rules: Sequence[Any], secret: Call
         first = pieces[0][1] - pieces[0][0]
         joined = "".join(text[a:b] for a, b in pieces)
         for rule in rules:
-            found = rule.regex.match(joined)
+            found = rule.match(joined)
             if found is None or found.end() <= first or not secret(found, rule):
                 continue
             if not _ends(text, pieces, found.end()) or (

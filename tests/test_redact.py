@@ -419,3 +419,28 @@ def test_a_token_a_terminal_wrapped_is_masked_on_each_of_its_lines():
     # a whole token, then a line of its own: each masked by its own rule
     two = f"ANTHROPIC_API_KEY=sk-ant-api03-{body[:60]}\nDB_PASSWORD=hunter2hunter2"
     assert redact(two) == "ANTHROPIC_API_KEY=[REDACTED:anthropic-key]\nDB_PASSWORD=[REDACTED:env-secret]"
+
+
+def leading_literal_parsed(pattern: str) -> str:
+    """What Python's own regex parser says every match of `pattern` begins with."""
+    from re import _constants as c, _parser
+
+    out = []
+    for op, arg in _parser.parse(pattern):
+        if op is not c.LITERAL:
+            break
+        out.append(chr(arg))
+    return "".join(out)
+
+
+def test_each_rule_is_tried_only_where_its_literal_is_and_that_literal_begins_every_match():
+    """Rules are compiled when a text first holds their literal: the literal must be what the
+    regex parser says every match begins with (a prefix of it at least), and never empty."""
+    from supervisor.redactrules import RULES, TOKEN_RULES, leading_literal
+
+    for rule in (*RULES, *TOKEN_RULES):
+        parsed = leading_literal_parsed(rule.source)
+        assert rule.literal and parsed.startswith(rule.literal), (rule.kind, rule.literal, parsed)
+    assert leading_literal("ab|cd") == "ab" and leading_literal_parsed("ab|cd") == ""  # (the check above would catch it)
+    assert leading_literal(r"https://hooks\.slack\.com/(?:x)") == "https://hooks.slack.com/"
+    assert leading_literal("abc?d") == "ab" and leading_literal("ab+c") == "ab" and leading_literal(r"curl\b") == "curl"
