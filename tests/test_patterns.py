@@ -318,3 +318,25 @@ def test_a_known_agent_without_patterns_is_said_at_start(tmp_path, monkeypatch):
     assert code == 0
     first = err.getvalue().splitlines()[0]
     assert first.startswith("supervise: no pattern set for claude: its compactions will not be detected")
+
+
+def test_a_shipped_set_read_by_its_agent_table_first_is_the_whole_file_once_its_patterns_are_asked_for():
+    """load_all reads a shipped file's [agent] table alone (what picks a session's set) and
+    its patterns when first asked for: the same set as the file read whole."""
+    sets = patterns.load_all()
+    shipped = sorted(patterns.builtin_dir().glob("*.toml"))
+    assert len(shipped) == len(sets) > 10
+    for path in shipped:
+        whole = patterns.load_file(path, check=False)
+        first = sets[whole.agent]
+        assert first._patterns is None  # not read yet
+        assert (first.title, first.commands, first.context_low_at, first.stdin_args) == (
+            whole.title,
+            whole.commands,
+            whole.context_low_at,
+            whole.stdin_args,
+        )
+        assert [(p.qualified, p.event, p.regex.pattern) for p in first.patterns] == [
+            (p.qualified, p.event, p.regex.pattern) for p in whole.patterns
+        ]
+        assert first.patterns

@@ -60,13 +60,19 @@ class PatternSet:
     agent: str
     title: str
     commands: list[str]
-    patterns: list[Pattern]
+    _patterns: list[Pattern] | None  # None: a shipped file's, read when first asked for
     source: Path
     overrides: list[Path] = field(default_factory=list)
     context_low_at: int = DEFAULT_CONTEXT_LOW_AT
     # With one of these on its command line the agent reads its input from stdin when that is
     # not a terminal (a one-shot mode); under supervise it then gets supervise's stdin as such.
     stdin_args: list[str] = field(default_factory=list)
+
+    @property
+    def patterns(self) -> list[Pattern]:
+        if self._patterns is None:
+            self._patterns = load_file(self.source, check=False).patterns
+        return self._patterns
 
     def reads_stdin(self, argv: list[str]) -> bool:
         """Whether this command line has the agent read its input from a stdin that is not a terminal."""
@@ -95,11 +101,19 @@ def user_dir(env: Mapping[str, str] | None = None) -> Path:
     return config_dir(env) / "patterns"
 
 
-def load_file(path: Path, check: bool = True) -> PatternSet:
+# A file's [agent] table: its header line and the lines up to the next table's.
+_AGENT_TABLE = re.compile(r"^\[agent\][ \t]*(?:#.*)?\n(?:(?!\[).*(?:\n|$))*", re.M)
+
+
+def load_file(path: Path, check: bool = True, whole: bool = True) -> PatternSet:
     """One pattern file. `check`: each regex is checked now (else when first used: the
-    shipped files, which the tests and `supervise doctor` check)."""
+    shipped files, which the tests and `supervise doctor` check). Not `whole`: its [agent]
+    table alone, its patterns read when first asked for (what picks a session's set; parsing
+    every shipped file whole was most of the time a session took to choose)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        table = None if whole or check else _AGENT_TABLE.search(text)
+        data = tomllib.loads(table.group() if table else text)
     except OSError as exc:
         raise SuperviseError(f"cannot read pattern file {path}: {exc.strerror or exc}") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -114,7 +128,7 @@ def load_file(path: Path, check: bool = True) -> PatternSet:
     stdin_args = agent.get("stdin_args", [])
     if not isinstance(stdin_args, list) or not all(isinstance(a, str) for a in stdin_args):
         raise SuperviseError(f"pattern file {path}: [agent] stdin_args must be a list of strings")
-    patterns = []
+    patterns: list[Pattern] = []
     seen = set()
     for i, raw in enumerate(data.get("patterns", [])):
         label = raw.get("name") or f"#{i + 1}"
@@ -144,7 +158,13 @@ def load_file(path: Path, check: bool = True) -> PatternSet:
     if not isinstance(low_at, int) or not 0 <= low_at <= 100:
         raise SuperviseError(f"pattern file {path}: [agent] context_low_at must be a whole number from 0 to 100")
     return PatternSet(
-        name, str(agent.get("title", name)), list(commands), patterns, path, context_low_at=low_at, stdin_args=list(stdin_args)
+        name,
+        str(agent.get("title", name)),
+        list(commands),
+        None if table else patterns,
+        path,
+        context_low_at=low_at,
+        stdin_args=list(stdin_args),
     )
 
 
@@ -157,7 +177,7 @@ def load_all(extra: Iterable[Path] = (), env: Mapping[str, str] | None = None) -
     sets: dict[str, PatternSet] = {}
     shipped = _files(builtin_dir())
     for path in [*shipped, *_files(user_dir(env)), *[Path(p) for p in extra]]:
-        loaded = load_file(path, check=path not in shipped)
+        loaded = load_file(path, check=path not in shipped, whole=path not in shipped)
         previous = sets.get(loaded.agent)
         if previous is not None:
             loaded.overrides = [*previous.overrides, previous.source]
