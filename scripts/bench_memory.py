@@ -56,6 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import sessiongen  # noqa: E402
+from supervisor import project  # noqa: E402
 from supervisor.contexts import schema  # noqa: E402
 from supervisor.contexts.digest import estimate_tokens  # noqa: E402
 from supervisor.paths import DB_NAME  # noqa: E402
@@ -142,6 +143,7 @@ def build_scale(base: Path, count: int, total_mb: float, buffer: bytes) -> tuple
     for f in folders:
         f.mkdir(parents=True)
     projects = [os.path.realpath(f) for f in folders]
+    keys = [project.identify(project.of(f)) for f in projects]  # what a scoped search looks for (project.py)
     ids = session_ids(count, count)
     rows = []
     for k, sid in enumerate(ids):
@@ -149,15 +151,15 @@ def build_scale(base: Path, count: int, total_mb: float, buffer: bytes) -> tuple
         log = home / "sessions" / sid / "session.log"
         agent = AGENTS[k % len(AGENTS)]
         rows.append(
-            (sid, agent, json.dumps([agent]), agent, projects[k % PROJECTS], projects[k % PROJECTS],
+            (sid, agent, json.dumps([agent]), agent, projects[k % PROJECTS], projects[k % PROJECTS], keys[k % PROJECTS],
              started.isoformat(timespec="milliseconds"), (started + timedelta(minutes=20)).isoformat(timespec="milliseconds"),
              0, "completed", 0, str(log))
         )  # fmt: skip
     store = Store(home / DB_NAME)
     with store.conn:
         store.conn.executemany(
-            "insert into sessions (id, command, argv, agent, cwd, project, started, ended, exit_code, status, pid, log_path)"
-            " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "insert into sessions (id, command, argv, agent, cwd, project, project_key, started, ended, exit_code, status, pid, log_path)"
+            " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
     size = int(total_mb * 1e6 / count)
@@ -236,6 +238,8 @@ def search(base: Path, env: dict, sizes: list[tuple[int, float]], runs: int) -> 
             ms, found = search_ms([*words, "--all", "-n", "20"], where, home_env, runs)
             fig["queries"][label] = {"query": " ".join(words), "ms": ms, "sessions_found": found}
         ms, found = search_ms([COMMON, "-n", "20"], projects[0], home_env, runs)
+        if not all(q["sessions_found"] for q in fig["queries"].values()) or not found:
+            sys.exit(f"bench_memory: a query that must find something found nothing: {fig['queries']}, project-scoped {found}")
         fig["queries"]["the common word, project-scoped"] = {"query": COMMON, "ms": ms, "sessions_found": found}
         shutil.rmtree(where)
         out["sizes"].append(fig)
