@@ -64,16 +64,17 @@ def peak_rss_kb(pid: int) -> int:
     return 0
 
 
+def direct_children(pid: int) -> list[int]:
+    """A process's children, from its own /proc entry (not a scan of every process)."""
+    try:
+        return [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+    except OSError:
+        return []
+
+
 def family_rss_kb(pid: int) -> int:
     """Peak RSS of a process plus its direct children (supervise's recorder process)."""
-    total = peak_rss_kb(pid)
-    try:
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            for child in (task / "children").read_text().split():
-                total += peak_rss_kb(int(child))
-    except OSError:
-        pass
-    return total
+    return peak_rss_kb(pid) + sum(peak_rss_kb(child) for child in direct_children(pid))
 
 
 def through_terminal(argv: list[str], expected: int, env: dict) -> tuple[float, float, float, int]:
@@ -105,7 +106,7 @@ def through_terminal(argv: list[str], expected: int, env: dict) -> tuple[float, 
             passthrough = now - first
         if now - last_rss > 0.1:
             peak, last_rss = max(peak, family_rss_kb(proc.pid)), now
-            recorders.update(p for p in descendants(proc.pid) if is_recorder(p))
+            recorders.update(p for p in direct_children(proc.pid) if is_recorder(p))  # (the loop's own child)
     end = time.perf_counter()
     proc.wait()
     first = first or end

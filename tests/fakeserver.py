@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,8 +17,6 @@ class _Server(ThreadingHTTPServer):
     def handle_error(self, request, client_address) -> None:
         """A client that hung up before its answer (a model call killed at its deadline) is
         what the tests make happen: no traceback for it. Anything else is printed as before."""
-        import sys
-
         if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
             super().handle_error(request, client_address)
 
