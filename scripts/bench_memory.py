@@ -13,9 +13,11 @@ is about.
   new process, median of --runs after one untimed, for a word of one session, a word of 1%
   of them, a word of nearly every chunk (the noise's "cache"), a file name (1% of them),
   two words (the 1% word and an error's name), and the common word project-scoped (from a
-  project's folder, no --all); beside `supervise version` (the CLI's start-up alone).
-  Target: < 200 ms at 10,000 sessions / 10 GB. Each size's data directory is deleted once
-  measured: only the figures are kept.
+  project's folder, no --all): one of the 20 and one whose sessions are the oldest 1% (few
+  of the word's newest matches are its own); beside `supervise version` (the CLI's start-up
+  alone). Target: < 200 ms at 10,000 sessions / 10 GB. Each size's data directory is
+  deleted once measured, unless --keep names a folder to keep it in (and to take it from
+  on the next run: indexing 10 GB takes about half an hour).
 - recall: --sessions sessions across 6 project folders and 4 agents, each with planted
   facts among noise: its request, a decision ("decided to use X for the A B because Z"), an
   error and its fix, a file it changed, a step still open; a third of them with a context
@@ -33,6 +35,7 @@ is about.
 
 Usage: scripts/bench_memory.py [--sizes 10:10,1000:1000,10000:10000] [--runs 7]
                                [--sessions 60] [--kb 64] [--only search|recall] [--json]
+                               [--keep DIR]
 (--json: the figures as one JSON object on the last line of stdout)
 """
 
@@ -139,11 +142,16 @@ def session_ids(count: int, seed: int) -> list[str]:
 
 def build_scale(base: Path, count: int, total_mb: float, buffer: bytes) -> tuple[Path, list[str], dict]:
     """A data directory of `count` sessions whose logs hold `total_mb` MB, indexed."""
-    home, folders = base / "home", [base / "projects" / f"p{i:02}" for i in range(PROJECTS)]
+    home, folders = base / "home", [base / "projects" / f"p{i:02}" for i in range(PROJECTS)] + [base / "projects" / "old"]
     for f in folders:
         f.mkdir(parents=True)
     projects = [os.path.realpath(f) for f in folders]
     keys = [project.identify(project.of(f)) for f in projects]  # what a scoped search looks for (project.py)
+    old = max(1, count // 100)  # the oldest sessions: a project last worked on months ago
+
+    def of(k: int) -> int:
+        return PROJECTS if k < old else k % PROJECTS
+
     ids = session_ids(count, count)
     rows = []
     for k, sid in enumerate(ids):
@@ -151,7 +159,7 @@ def build_scale(base: Path, count: int, total_mb: float, buffer: bytes) -> tuple
         log = home / "sessions" / sid / "session.log"
         agent = AGENTS[k % len(AGENTS)]
         rows.append(
-            (sid, agent, json.dumps([agent]), agent, projects[k % PROJECTS], projects[k % PROJECTS], keys[k % PROJECTS],
+            (sid, agent, json.dumps([agent]), agent, projects[of(k)], projects[of(k)], keys[of(k)],
              started.isoformat(timespec="milliseconds"), (started + timedelta(minutes=20)).isoformat(timespec="milliseconds"),
              0, "completed", 0, str(log))
         )  # fmt: skip
@@ -167,7 +175,7 @@ def build_scale(base: Path, count: int, total_mb: float, buffer: bytes) -> tuple
     for k, sid in enumerate(ids):
         log = home / "sessions" / sid / "session.log"
         log.parent.mkdir(parents=True)
-        written += log.write_bytes(scale_log(k, size, projects[k % PROJECTS], buffer))
+        written += log.write_bytes(scale_log(k, size, projects[of(k)], buffer))
         if time.perf_counter() - said > 10:
             said = time.perf_counter()
             print(f"  generated {k + 1:,}/{count:,} logs, {written / 1e6:,.0f} MB", file=sys.stderr, flush=True)
@@ -216,14 +224,22 @@ def search_ms(words: list[str], cwd: str | Path, env: dict, runs: int) -> tuple[
     return ms, len({h["session_id"] for h in json.loads(found.stdout)})
 
 
-def search(base: Path, env: dict, sizes: list[tuple[int, float]], runs: int) -> dict:
+def search(base: Path, env: dict, sizes: list[tuple[int, float]], runs: int, keep: Path | None) -> dict:
     buffer = noise(NOISE_BYTES, sessiongen.WORDS)
     buffer += buffer  # taken twice over: a slice may wrap
     out = {"runs": runs, "sizes": []}
     for count, total_mb in sizes:
-        where = base / f"search-{count}"
-        print(f"search: {count:,} sessions, {total_mb:,.0f} MB of logs ...", file=sys.stderr, flush=True)
-        home, projects, fig = build_scale(where, count, total_mb, buffer)
+        where = (keep or base) / f"search-{count}-{total_mb:g}"
+        made = where / "made.json"  # a kept data directory's figures, and its projects
+        if made.exists():
+            print(f"search: {count:,} sessions, {total_mb:,.0f} MB of logs, as kept in {where}", file=sys.stderr, flush=True)
+            kept = json.loads(made.read_text())
+            home, projects, fig = where / "home", kept["projects"], kept["figures"]
+        else:
+            print(f"search: {count:,} sessions, {total_mb:,.0f} MB of logs ...", file=sys.stderr, flush=True)
+            shutil.rmtree(where, ignore_errors=True)
+            home, projects, fig = build_scale(where, count, total_mb, buffer)
+            made.write_text(json.dumps({"projects": projects, "figures": fig}))
         home_env = {**env, "SUPERVISE_HOME": str(home)}
         queries = {
             "a rare word": [fig["rare"]],  # of one session
@@ -237,11 +253,13 @@ def search(base: Path, env: dict, sizes: list[tuple[int, float]], runs: int) -> 
         for label, words in queries.items():
             ms, found = search_ms([*words, "--all", "-n", "20"], where, home_env, runs)
             fig["queries"][label] = {"query": " ".join(words), "ms": ms, "sessions_found": found}
-        ms, found = search_ms([COMMON, "-n", "20"], projects[0], home_env, runs)
-        if not all(q["sessions_found"] for q in fig["queries"].values()) or not found:
-            sys.exit(f"bench_memory: a query that must find something found nothing: {fig['queries']}, project-scoped {found}")
-        fig["queries"]["the common word, project-scoped"] = {"query": COMMON, "ms": ms, "sessions_found": found}
-        shutil.rmtree(where)
+        for label, folder in (("the common word, project-scoped", projects[0]), ("  in a project of old sessions", projects[-1])):
+            ms, found = search_ms([COMMON, "-n", "20"], folder, home_env, runs)
+            fig["queries"][label] = {"query": COMMON, "ms": ms, "sessions_found": found}
+        if not all(q["sessions_found"] for q in fig["queries"].values()):
+            sys.exit(f"bench_memory: a query that must find something found nothing: {fig['queries']}")
+        if not keep:
+            shutil.rmtree(where)
         out["sizes"].append(fig)
         print(
             f"\n{count:,} sessions, {fig['logs_mb']:,.0f} MB of logs: database {fig['db_mb']:,.0f} MB ({fig['db_mb'] / fig['logs_mb']:.2f}x); "
@@ -551,6 +569,7 @@ def main() -> None:
     ap.add_argument("--kb", type=int, default=64, help="KB of noise in each recall session's log")
     ap.add_argument("--only", choices=["search", "recall"])
     ap.add_argument("--json", action="store_true", help="also print the figures as one JSON object on the last line")
+    ap.add_argument("--keep", type=Path, help="keep each size's data directory in this folder, and use the one kept there")
     args = ap.parse_args()
     if not SUPERVISE:
         sys.exit(f"no supervise beside {sys.executable} nor on the PATH")
@@ -560,7 +579,7 @@ def main() -> None:
     results = {}
     try:
         if args.only in (None, "search"):
-            results["search"] = search(base, env, sizes, args.runs)
+            results["search"] = search(base, env, sizes, args.runs, args.keep and args.keep.resolve())
         if args.only in (None, "recall"):
             results["recall"] = recall(base, env, args.sessions, args.kb)
     finally:

@@ -347,6 +347,11 @@ def test_a_word_in_more_chunks_than_are_ranked_is_found_newest_first_and_a_proje
     # too few of the newest 5 are the project's: its own, the newest first, back to its oldest
     own = searching.search(store, "cache", searching.Scope(project="/p0"), limit=4)
     assert [h.session_id for h in own] == ["w6aaaa", "w4aaaa", "w2aaaa", "w0aaaa"]
+    assert [h.session_id for h in searching.search(store, "cache", searching.Scope(session="w1aaaa"))] == ["w1aaaa"]
+    # its chunks in more runs than are walked one by one: every match of the word walked instead
+    monkeypatch.setattr(searching, "RUNS", 3)
+    assert [h.session_id for h in searching.search(store, "cache", searching.Scope(project="/p0"), limit=4)] == [h.session_id for h in own]
+    assert [h.line.text for h in searching.search(store, "cache", searching.Scope(project="/p0"), limit=4)] == [h.line.text for h in own]
 
 
 def test_mcp_at_a_terminal_is_one_line_and_ctrl_c_ends_it_quietly(tmp_path):

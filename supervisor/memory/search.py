@@ -25,12 +25,18 @@ OVERFETCH = 4
 # Two scores this close are equals (the newer session first).
 RANK_STEP = 0.05
 RANKED = 20_000  # the most matching chunks a query ranks; words in more are found newest first
-LINES_PER_CHUNK = 3
-RERANKED = 10  # the fewest chunks whose lines are ranked by the words they hold  # matching lines shown from one chunk of a log (the others: `excerpt`)
+# A scope with few of such a word's newest matches is searched through its own chunks while
+# they are at most SCOPED, in at most RUNS runs of consecutive ids (a query each).
+SCOPED = 200_000
+RUNS = 2_000
+LINES_PER_CHUNK = 3  # matching lines shown from one chunk of a log (the others: `excerpt`)
+RERANKED = 10  # the fewest chunks whose lines are ranked by the words they hold
 
 
 @dataclass(frozen=True)
 class Scope:
+    """Which sessions a search looks in."""
+
     project: str | None = None  # a project's key (project.py); None: every project
     agent: str | None = None
     since: str | None = None  # UTC ISO time
@@ -39,6 +45,8 @@ class Scope:
 
 @dataclass(frozen=True)
 class Hit:
+    """One line found, and the session it is from."""
+
     id: str  # "SESSION@OFFSET" (a text log's line) or "SESSION#ROUND" (a context)
     session_id: str
     agent: str | None
@@ -153,7 +161,51 @@ def _logs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple]:
     rows = conn.execute(newest.format(floor=" and f.rowid > :floor"), {**params, "floor": floor[0]}).fetchall()
     if len(rows) >= params["n"]:
         return rows
-    return conn.execute(newest.format(floor=""), params).fetchall()  # a scope with few of the newest matches
+    # a scope with few of the newest matches: its own chunks' matches, the newest first
+    runs = _runs(conn, where, params)
+    if runs is None:
+        return conn.execute(newest.format(floor=""), params).fetchall()
+    found: list[int] = []
+    for low, high in runs:
+        found += [
+            rowid
+            for (rowid,) in conn.execute(
+                "select rowid from log_chunks_fts where log_chunks_fts match :q and rowid between :low and :high"
+                " order by rowid desc limit :n",
+                {"q": params["q"], "low": low, "high": high, "n": params["n"] - len(found)},
+            )
+        ]
+        if len(found) >= params["n"]:
+            break
+    marks = ",".join("?" * len(found))
+    return conn.execute(
+        "select c.id, 0.0, s.id, s.agent, s.project, s.branch, s.project_key, s.started from log_chunks c"
+        f" join sessions s on s.id = c.session_id where c.id in ({marks}) order by c.id desc",
+        found,
+    ).fetchall()
+
+
+def _runs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple[int, int]] | None:
+    """The scope's chunks as runs of consecutive ids, the newest first; None when it has more
+    than SCOPED chunks or they lie in more than RUNS runs (each run costs a query; walking
+    every match of the words is then the cheaper way)."""
+    scope = {k: v for k, v in params.items() if k not in ("q", "n")}
+    ids = [
+        cid
+        for (cid,) in conn.execute(
+            f"select c.id from sessions s cross join log_chunks c where c.session_id = s.id{where} limit :cap",
+            {**scope, "cap": SCOPED + 1},
+        )
+    ]
+    if len(ids) > SCOPED:
+        return None
+    runs: list[list[int]] = []
+    for cid in sorted(ids):
+        if runs and runs[-1][1] == cid - 1:
+            runs[-1][1] = cid
+        else:
+            runs.append([cid, cid])
+    return None if len(runs) > RUNS else [(low, high) for low, high in reversed(runs)]
 
 
 def _hits(conn: sqlite3.Connection, expression: str, source: str, key: int, rank: float, when: str, session: dict) -> list[Hit]:
