@@ -154,6 +154,8 @@ class Telemetry:
 
 @dataclass(frozen=True)
 class Settings:
+    """Every setting, from the config file, the environment and the command line."""
+
     summary: Summary = Summary()
     notify: Notify = Notify()
     limits: Limits = Limits()

@@ -22,6 +22,8 @@ IDX_MAGIC = b"\xfftOc"  # a pack index of version 2 (git's since 1.5.2)
 
 @dataclass(frozen=True)
 class Repo:
+    """A git work tree's folders."""
+
     top: Path  # the work tree's top (a worktree's own)
     git_dir: Path  # its git folder (a worktree's own: its HEAD)
     common: Path  # the repository's: objects, refs, config (a worktree's main repository's)

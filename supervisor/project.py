@@ -26,6 +26,8 @@ SHORT = 7  # characters of a root commit shown to tell two projects of one folde
 
 @dataclass(frozen=True)
 class Project:
+    """The project a session ran in: its folder and branch."""
+
     root: str
     branch: str | None  # None: not a git work tree, or a detached HEAD with no name
     repo: gitrepo.Repo | None = None

@@ -21,6 +21,8 @@ from functools import cached_property
 
 @dataclass(frozen=True)
 class Rule:
+    """One masking rule: the kind of secret, its regex, the literal its matches begin with."""
+
     kind: str
     source: str  # the regex
     literal: str  # what every match begins with

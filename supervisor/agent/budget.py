@@ -19,6 +19,8 @@ SAFETY = 0.02  # of the limit, for the estimate's error
 
 @dataclass(frozen=True)
 class Budget:
+    """The model's window and what a call takes of it: when the conversation is compacted."""
+
     limit: int  # the model's context window, tokens
     output_reserve: int  # max_tokens of a call
     overhead: int  # system prompt and tool definitions

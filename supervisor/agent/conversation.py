@@ -23,6 +23,8 @@ PREVIEW = 200  # characters of a pruned output's head and of its tail the model 
 
 @dataclass
 class Message:
+    """One message of the conversation, as the Messages API takes it, in its order."""
+
     seq: int
     role: str  # user | assistant | tool
     content: list[dict]

@@ -23,6 +23,8 @@ class Cancelled(BaseException):
 
 @dataclass
 class Step:
+    """What one model call answered."""
+
     content: list[dict]  # text and tool_use blocks, in order
     usage: dict = field(default_factory=dict)  # input, cache read and write, output tokens of this call
     stop_reason: str | None = None

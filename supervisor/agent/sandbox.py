@@ -37,6 +37,8 @@ KEEPALIVE = ["sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait 
 
 @dataclass(frozen=True)
 class Limits:
+    """What the sandbox's container may use."""
+
     memory: str = "2g"
     pids: int = 512
     cpus: float = 2.0
@@ -44,6 +46,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class Result:
+    """A command run in the sandbox: its exit, its output, whether its time ran out."""
+
     exit_code: int | None
     output: str
     timed_out: bool

@@ -31,12 +31,16 @@ _STOP = frozenset(
 
 @dataclass(frozen=True)
 class Item:
+    """One item of a context: its field and its text."""
+
     kind: str
     text: str
 
 
 @dataclass
 class Compared:
+    """Two contexts' items: the ones both hold, and each one's own."""
+
     both: list[Item] = field(default_factory=list)
     only_ours: list[Item] = field(default_factory=list)
     only_theirs: list[Item] = field(default_factory=list)

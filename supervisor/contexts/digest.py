@@ -133,6 +133,8 @@ def estimate_tokens(text: str) -> int:
 
 @dataclass
 class Digest:
+    """The model's input: a session squeezed into a token budget."""
+
     text: str
     tokens: int
     original_request: str

@@ -35,6 +35,8 @@ SYSTEM = (
 
 @dataclass
 class Result:
+    """A context, and what made it."""
+
     context: dict
     source: str  # "model" | "heuristic"
     model: str | None

@@ -33,6 +33,8 @@ RELATED_WORDS = ("compact", "compress", "context", "summari")  # the same test, 
 
 @dataclass
 class Detection:
+    """An event told from the screen: a pattern's line, or one that looks like compaction and none matched."""
+
     kind: str
     t: float
     text: str
@@ -262,6 +264,8 @@ class Detector:
 
 @dataclass
 class Sighting:
+    """A pattern's line on the screen: when it was last seen, and how often."""
+
     pattern: Pattern
     last_seen: float
     count: int  # how many such lines the screen showed

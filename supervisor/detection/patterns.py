@@ -43,6 +43,8 @@ STATUSES = ("verified", "sourced", "spec")
 
 @dataclass(frozen=True)
 class Pattern:
+    """One pattern of an agent's pattern file: the event its lines tell."""
+
     agent: str
     name: str
     event: str
@@ -57,6 +59,8 @@ class Pattern:
 
 @dataclass
 class PatternSet:
+    """An agent's patterns and the commands it is known by."""
+
     agent: str
     title: str
     commands: list[str]

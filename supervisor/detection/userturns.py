@@ -22,6 +22,8 @@ from .patterns import PatternSet
 
 @dataclass(frozen=True)
 class Turn:
+    """One of the user's turns in a text log."""
+
     offset: int  # where its first line starts in the text
     text: str
 

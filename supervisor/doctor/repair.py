@@ -19,6 +19,8 @@ from ..store.repair import is_sound, rebuild, refuse_if_running, unlisted, witho
 
 @dataclass
 class Repaired:
+    """What repairing a damaged database did."""
+
     database: Path
     moved_to: Path | None = None  # the damaged file, kept aside
     kept: dict[str, int] = field(default_factory=dict)  # rows copied from it, by table

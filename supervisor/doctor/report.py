@@ -13,6 +13,8 @@ REINSTALL = "reinstall supervise-agents (e.g. `pipx reinstall supervise-agents`)
 
 @dataclass(frozen=True)
 class Check:
+    """One line of the doctor's report."""
+
     name: str
     status: str  # ok | warn | problem
     detail: str

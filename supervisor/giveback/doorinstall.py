@@ -17,6 +17,8 @@ from ..plaintext import quoted
 
 @dataclass(frozen=True)
 class Door:
+    """An agent's door: kept in supervise's data folder, added by the agent's own command."""
+
     agent: str
     folder: Path
     install: profiles.DoorInstall

@@ -14,6 +14,8 @@ MAX_TYPED = 16_000
 
 @dataclass
 class Context:
+    """A context ready to be given."""
+
     session_id: str  # whose context it is (the parent's, on resume)
     round: int
     prompt: str
@@ -30,12 +32,16 @@ class Continue:
 
 @dataclass
 class Due:
+    """A context owed to the agent, and why."""
+
     reason: str  # compaction | resume
     since: float  # contexts made before this are too old
 
 
 @dataclass
 class Attempt:
+    """One try at giving: what was typed, when, and the screen before it."""
+
     id: int
     context: Context | Continue  # what is typed
     asked: float

@@ -24,6 +24,8 @@ from ..detection import limits
 
 @dataclass(frozen=True)
 class Wait:
+    """A usage limit waited out: when it resets."""
+
     id: int
     reset_at: datetime
     due: float  # wall-clock seconds: the reset (the latest it can be) plus the margin

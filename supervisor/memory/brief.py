@@ -32,6 +32,8 @@ SECTIONS = (
 
 @dataclass(frozen=True)
 class Brief:
+    """What a new session is told of its project's earlier sessions."""
+
     text: str
     quoted: str  # the sessions' own words in it (its echoes are told from the user's by the rest)
     sessions: tuple[str, ...]

@@ -78,6 +78,8 @@ def since(text: str, now: datetime | None = None) -> str:
 
 @dataclass(frozen=True)
 class Line:
+    """A line of a hit, with its matched words marked."""
+
     text: str  # one line, plain, secrets masked
     marks: tuple[tuple[int, int], ...]  # the matched words in it (start, end)
     at: int  # where it starts in the marked text (characters, markers not counted)

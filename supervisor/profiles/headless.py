@@ -42,6 +42,8 @@ class Settings(Protocol):
 
 @dataclass
 class Answer:
+    """What an agent CLI run headless answered."""
+
     data: object  # the context as the model filled it; None when it filled nothing
     model: str | None
     input_tokens: int = 0
@@ -57,6 +59,8 @@ class Failed(Exception):
 
 @dataclass
 class Finished:
+    """An agent CLI's headless run, ended."""
+
     returncode: int
     stdout: str
     stderr: str

@@ -18,6 +18,8 @@ from typing import IO, Any
 
 @dataclass(frozen=True)
 class Header:
+    """An asciicast file's first line."""
+
     width: int
     height: int
     timestamp: int

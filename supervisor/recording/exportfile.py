@@ -28,6 +28,8 @@ NAMED = {"session.cast": "recording", "session.log": "text log"}  # a session's 
 
 @dataclass(frozen=True)
 class Target:
+    """Where an export is written, and what it replaces."""
+
     path: Path  # where the file goes (symlinks followed)
     replaced: os.stat_result | None = None  # the file it replaces (--force)
     straight: bool = False  # a device or a pipe (/dev/null, a FIFO): written into as it is

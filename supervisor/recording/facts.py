@@ -23,6 +23,8 @@ _NOT_THE_ROW = {"cols", "rows", "rebuilt", "sources"}
 
 @dataclass
 class Told:
+    """A session's facts as its recording tells them."""
+
     row: dict[str, Any]  # the session's row, as far as it is known
     unknown: list[str] = field(default_factory=list)  # the facts neither the events nor the recording hold
     agent_from_command: bool = False  # the agent was read from its command (the run did not say it)

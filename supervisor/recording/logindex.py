@@ -107,9 +107,7 @@ def commit(store: Store, rows: list[Row], give_way: Callable[[], object] | None 
     writer may have indexed the stretch meanwhile: then the rest is left to the next plan);
     returns how many went in. `give_way` is asked before each write (the recorder's events
     go first)."""
-    # A search index may lose its last chunks to a power cut (they are indexed again from the
-    # log's offset); not waiting for the disk keeps each write's lock short.
-    store.conn.execute("pragma synchronous = normal")
+    store.not_waiting_for_disk()  # a chunk lost to a power cut is indexed again from the log's offset
     for n, row in enumerate(rows):  # one short write each: an event being stored meanwhile waits for one row
         if give_way is not None:
             give_way()

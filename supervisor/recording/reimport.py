@@ -34,6 +34,8 @@ REBUILT = {"rebuilt": "from the recording"}  # in each event's detail: it was no
 
 @dataclass
 class Reimported:
+    """What re-importing the sessions' folders did."""
+
     ids: list[str] = field(default_factory=list)
     logs_rendered: list[str] = field(default_factory=list)  # ids whose text log was rendered again
     events_rebuilt: list[str] = field(default_factory=list)  # ids of sessions kept without their events, given them again

@@ -33,6 +33,8 @@ RECORDER_WAIT = 15.0
 
 @dataclass
 class RunOptions:
+    """How a session is run: the command and every option given."""
+
     argv: list[str]
     name: str | None = None
     agent: str | None = None
@@ -153,6 +155,7 @@ def _plan(
     settings = opts.settings or config.load(env, backend=opts.summary_backend, on_limit=opts.on_limit, notify=opts.notify)
     migrations.apply_apart(paths.db_path(env))  # the session's process never holds what migrating takes
     store = Store.open_default(env)  # a database that cannot be opened stops us here, before the agent starts
+    store.not_waiting_for_disk()  # the agent's start and end: its row is made again from its folder
     if opts.parent_id and not opts.force:
         cleanup.callback(os.close, _claim_parent(store, opts.parent_id, env))
     sid = store.free_id()

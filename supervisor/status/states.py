@@ -27,6 +27,8 @@ STATES = ("starting", "working", "waiting", "permission", "compacting", "limited
 
 @dataclass(frozen=True)
 class State:
+    """A session's state, and since when."""
+
     name: str
     since: float  # session time it began
     detail: dict = field(default_factory=dict)

@@ -54,6 +54,8 @@ def new_id() -> str:
 
 @dataclass(frozen=True)
 class Event:
+    """One recorded event."""
+
     kind: str
     detail: Mapping[str, Any]
     offset: float
@@ -155,6 +157,13 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+
+    def not_waiting_for_disk(self) -> None:
+        """Its commits no longer wait for the disk (WAL's `synchronous = normal`): a power cut
+        may take the last of them back, never the database's soundness. For writes that are
+        made again from files: the search index from the logs, a session's row from its
+        folder (`doctor --repair`)."""
+        self.conn.execute("pragma synchronous = normal")
 
     def _rows(self, sql: str, params: Any = ()) -> list[dict]:
         """The rows `sql` selects; where it meets a bad page, those it selects of what can be read."""

@@ -30,6 +30,8 @@ FOLDER_ID = re.compile(r"[0-9a-z]{1,32}")
 
 @dataclass
 class Kept:
+    """What was copied from a damaged database."""
+
     rows: dict[str, int] = field(default_factory=dict)  # table -> rows copied
 
 

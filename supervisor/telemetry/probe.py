@@ -18,6 +18,8 @@ from ..valueforms import pairs
 
 @dataclass(frozen=True)
 class Answer:
+    """What an OTLP endpoint answered a test export."""
+
     taken: bool  # the export was taken (HTTP 2xx, gRPC OK)
     said: str  # "HTTP 200", "HTTP 500 Internal Server Error", "gRPC UNIMPLEMENTED: ...", "no answer in 2 s", "Connection refused"
     status: int | None = None  # the HTTP status, if one came

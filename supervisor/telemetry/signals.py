@@ -108,6 +108,8 @@ class Session:
 
 @dataclass(frozen=True)
 class Count:
+    """A metric's value to export."""
+
     metric: str
     value: float
     attributes: dict = field(default_factory=dict)
@@ -115,6 +117,8 @@ class Count:
 
 @dataclass(frozen=True)
 class Record:
+    """A log record to export."""
+
     event: str
     body: str
     attributes: dict

@@ -36,6 +36,8 @@ def escalation(signum: int, now: float, at_terminal: bool) -> list[tuple[float, 
 
 @dataclass
 class Outcome:
+    """How the child ended."""
+
     exit_code: int  # shell convention: 128+N when killed by signal N
     signal: int | None  # the signal that killed the child, if any
     interrupted_by: int | None  # a signal we received and forwarded (SIGTERM, SIGHUP...)

@@ -44,6 +44,8 @@ def unable(name: str) -> str | None:
 
 @dataclass(frozen=True)
 class Choice:
+    """The backend that makes contexts, and why it was chosen."""
+
     backend: str  # api | an agent CLI's name | heuristic
     executable: str | None
     why: str

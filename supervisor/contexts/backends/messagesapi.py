@@ -64,6 +64,8 @@ class Unreadable(ApiError):
 
 @dataclass(frozen=True)
 class Endpoint:
+    """Where the Messages API is called, and how."""
+
     base_url: str
     headers: dict[str, str]
     timeout: float
