@@ -72,6 +72,45 @@ def test_dev_null_as_stdin_ends_the_run(argv):
     assert latest()["status"] == "completed"
 
 
+def test_under_script_with_its_input_at_an_end_the_child_sees_what_it_sees_under_script_alone():
+    """`script` types an EOF key as it starts when its input is at an end; supervise, its child,
+    found it in its terminal when it took raw mode, where it reads as a NUL: the agent got a
+    `^@`, echoed into the output and the text log (and so into search hits)."""
+    oracle = under_script("echo", "hi", stdin=subprocess.DEVNULL)
+    p = under_script(*SUPERVISE, "--", "echo", "hi", stdin=subprocess.DEVNULL)
+    assert oracle.stdout == b"hi\r\n"
+    assert p.returncode == 0 == oracle.returncode, p.stdout
+    assert p.stdout.startswith(oracle.stdout), p.stdout  # then supervise's own line: the session's end
+    log = Path(latest()["log_path"]).read_bytes()
+    assert log == b"hi\n"
+
+
+def test_lines_typed_before_supervise_took_the_terminal_reach_the_agent_as_typed():
+    """Whole lines and EOF keys a terminal holds in canonical mode are read as they are; a
+    partial line is left for raw mode, which reads it as typed."""
+    import pty
+    import termios
+    import time
+    import tty
+
+    from supervisor.terminal import tty as terminal
+
+    master, slave = pty.openpty()
+    try:
+        os.write(master, b"one\n\x04two\n\x04par")
+        got, deadline = b"", time.monotonic() + 10
+        while len(got) < 10 and time.monotonic() < deadline:  # the kernel hands what was written over a moment later
+            got += terminal.typed_ahead(slave, termios.tcgetattr(slave))
+        assert got == b"one\n\x04two\n\x04"
+        assert terminal.typed_ahead(slave, termios.tcgetattr(slave)) == b""  # read once
+        tty.setraw(slave, termios.TCSADRAIN)  # as supervise takes it: what was typed is kept
+        assert os.read(slave, 100) == b"par"
+        assert terminal.typed_ahead(slave, termios.tcgetattr(slave)) == b""  # raw: nothing to read ahead
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
 def test_a_closed_stdin_is_an_empty_one():
     p = subprocess.run(["bash", "-c", f"exec {SUPERVISE[0]} -- cat <&-"], capture_output=True, timeout=HANG)
     assert p.returncode == 0, p.stderr

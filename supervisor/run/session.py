@@ -268,7 +268,7 @@ def _supervise(
     )
     with terminal:
         try:
-            done.outcome = loop.run()
+            done.outcome = loop.run(terminal.typed_ahead)
         finally:
             t_end = time.monotonic() - loop.start
             detail: dict[str, int | str] = {"exit_code": done.outcome.exit_code if done.outcome is not None else 1}

@@ -98,7 +98,9 @@ class PtyLoop:
 
     # -- the loop -------------------------------------------------------------------------------
 
-    def run(self) -> Outcome:
+    def run(self, typed_ahead: bytes = b"") -> Outcome:
+        """Copy until the agent has exited and its output is quiet; `typed_ahead`: keys the
+        user's terminal held before it was put in raw mode (tty.py), the agent's first input."""
         master = self.proc.fd
         os.set_blocking(master, False)
         self._master_io = io.FileIO(master, "rb", closefd=False)
@@ -116,6 +118,8 @@ class PtyLoop:
             if self.inbox is not None:
                 sel.register(self.inbox.fd, selectors.EVENT_READ)
             self._stdin.register(sel)
+            if typed_ahead:
+                self._took_input(typed_ahead, self.clock())
             self._copy(sel, master, sig_r)
         finally:
             signal.set_wakeup_fd(old_wakeup)
@@ -300,8 +304,11 @@ class PtyLoop:
 
     def _read_stdin(self, sel: selectors.BaseSelector, now: float) -> None:
         data = self._stdin.read(sel)
-        if not data:
-            return
+        if data:
+            self._took_input(data, now)
+
+    def _took_input(self, data: bytes, now: float) -> None:
+        """The user's input, on its way to the agent."""
         if self.record_input or not self._stdin.is_tty:  # input from a file or a pipe is no secret keystroke
             self.outbox.input(now - self.start, data)
         if self._stdin.hand_on(data):

@@ -13,6 +13,7 @@ import tty
 from collections.abc import Mapping
 
 DEFAULT_SIZE = (80, 24)
+TYPED_AHEAD_READS = 64  # lines (or EOF keys) typed before supervise started, at most
 _TIOCGPTN = 0x80045430  # Linux's number for the PTY's slave (not in the termios module)
 
 
@@ -23,8 +24,11 @@ class Raw:
     def __init__(self, fd: int | None):
         self.fd = fd if fd is not None and os.isatty(fd) else None
         self.saved = termios.tcgetattr(self.fd) if self.fd is not None else None
+        self.typed_ahead = b""  # whole lines the terminal held as supervise started (typed_ahead()), for the agent
 
     def __enter__(self) -> "Raw":
+        if self.fd is not None:
+            self.typed_ahead = typed_ahead(self.fd, termios.tcgetattr(self.fd))
         self.enter()
         return self
 
@@ -50,6 +54,25 @@ class Raw:
         os.kill(os.getpid(), signal.SIGSTOP)
         self.enter()
         return True
+
+
+def typed_ahead(fd: int, modes: list) -> bytes:
+    """The whole lines a terminal in canonical mode holds, read before raw mode is taken, each
+    EOF key (Ctrl-D) in them given back as the key. Left to raw mode, an EOF key comes out as a
+    NUL: `script` with its input at an end types one as it starts, and the agent got a `^@`.
+    A partial line stays: raw mode reads it as it was typed."""
+    if not modes[3] & termios.ICANON:
+        return b""
+    key = modes[6][termios.VEOF]
+    key = key if isinstance(key, bytes) and key != b"\0" else b"\x04"
+    out = b""
+    with contextlib.suppress(OSError):
+        for _ in range(TYPED_AHEAD_READS):  # a hung-up terminal reads as an end for ever
+            if not select.select([fd], [], [], 0)[0]:
+                break
+            line = os.read(fd, 4096)  # a canonical read gives one line at most (4095 bytes)
+            out += line if line.endswith(b"\n") else line + key
+    return out
 
 
 def _job_control(fd: int) -> bool:
