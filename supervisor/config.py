@@ -17,9 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-import platformdirs
-
 from .errors import SuperviseError
+from .paths import user_dir
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 # The backends that are no agent CLI's: `auto` chooses, the API, and no model at all.
@@ -209,7 +208,7 @@ def config_dir(env: Mapping[str, str] | None = None) -> Path:
         return Path(env["SUPERVISE_CONFIG"]).expanduser()
     if env.get("XDG_CONFIG_HOME"):
         return Path(env["XDG_CONFIG_HOME"]) / "supervise"
-    return Path(platformdirs.user_config_dir("supervise", appauthor=False))
+    return user_dir("config")
 
 
 def config_file(env: Mapping[str, str] | None = None) -> Path:

@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -257,3 +258,15 @@ def test_an_event_a_subscriber_emits_is_told_once_every_subscriber_has_heard_the
     sink.close()
     assert [e["detail"]["sources"] for e in store.events(sid) if e["kind"] == "compaction_finished"] == [["regex", "transcript"]]
     assert failures == []
+
+
+def test_the_data_and_config_folders_are_where_platformdirs_puts_them_with_no_variable_set(tmp_path, monkeypatch):
+    import platformdirs
+
+    from supervisor import config, paths
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    assert paths.data_dir({}) == Path(platformdirs.user_data_dir("supervise", appauthor=False)) == tmp_path / ".local/share/supervise"
+    assert config.config_dir({}) == Path(platformdirs.user_config_dir("supervise", appauthor=False)) == tmp_path / ".config/supervise"
