@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -23,6 +22,7 @@ from ..commandline import masked_data
 from ..redact import redact, redact_data
 from ..errors import SuperviseError
 from . import damage, readonly
+from .connection import BUSY_TIMEOUT, Connection, use_wal
 from .damage import damaged, is_damage
 from .migrations import apply as _apply_migrations
 
@@ -62,38 +62,6 @@ class Event:
     time: str
 
 
-# How long opening the database or a write waits for another process's (seconds).
-BUSY_TIMEOUT = 10
-
-
-def _use_wal(conn: sqlite3.Connection, timeout: float) -> None:
-    """Put the database in WAL mode (it stays so), which lets Datasette read while a supervisor
-    writes. Switching needs the database to itself and SQLite does not wait for that (its busy
-    timeout does not cover it): supervisors opening a new database at once each retry until
-    one of them has switched it."""
-    deadline = time.monotonic() + timeout
-    while conn.execute("pragma journal_mode").fetchone()[0] != "wal":
-        try:
-            conn.execute("pragma journal_mode = wal")
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
-
-
-class _Connection(sqlite3.Connection):
-    """Every write transaction takes the write lock before it reads. A deferred one (plain
-    `BEGIN`, as sqlite-utils' inserts open theirs) reads the schema first, and if another
-    process commits in between, SQLite fails it at once with "database is locked", no busy
-    wait: 9 of 10 processes lost their first insert when started together, and 8 of 10 busy
-    sessions lost events. `isolation_level` covers the sqlite3 module's own BEGINs."""
-
-    def execute(self, sql, *args):
-        if sql.strip().rstrip(";").upper() == "BEGIN":
-            sql = "BEGIN IMMEDIATE"
-        return super().execute(sql, *args)
-
-
 class Store:
     """One connection to the database. Use one Store per thread (sqlite3 connections are not shared).
 
@@ -109,7 +77,7 @@ class Store:
         self.read_only = never or (not write and readonly.cannot_write(self.path))
         try:
             if self.read_only:
-                self.conn = readonly.connect(self.path, BUSY_TIMEOUT, check_same_thread=False, factory=_Connection)
+                self.conn = readonly.connect(self.path, BUSY_TIMEOUT, check_same_thread=False, factory=Connection)
             else:
                 self.conn = self._open_to_write()
         except sqlite3.DatabaseError as exc:
@@ -127,11 +95,11 @@ class Store:
     def _open_to_write(self) -> sqlite3.Connection:
         paths.ensure_private_dir(self.path.parent)
         existed = self.path.exists()
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False, isolation_level="IMMEDIATE", factory=_Connection)
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False, isolation_level="IMMEDIATE", factory=Connection)
         try:
             if not existed:
                 os.chmod(self.path, 0o600)
-            _use_wal(conn, BUSY_TIMEOUT)
+            use_wal(conn, BUSY_TIMEOUT)
             _apply_migrations(conn)
         except BaseException:
             conn.close()

@@ -99,8 +99,7 @@ class PtyLoop:
     # -- the loop -------------------------------------------------------------------------------
 
     def run(self, typed_ahead: bytes = b"") -> Outcome:
-        """Copy until the agent has exited and its output is quiet; `typed_ahead`: keys the
-        user's terminal held before it was put in raw mode (tty.py), the agent's first input."""
+        """Copy until the agent has exited and gone quiet; `typed_ahead`: its first input (tty.py)."""
         master = self.proc.fd
         os.set_blocking(master, False)
         self._master_io = io.FileIO(master, "rb", closefd=False)
@@ -118,8 +117,7 @@ class PtyLoop:
             if self.inbox is not None:
                 sel.register(self.inbox.fd, selectors.EVENT_READ)
             self._stdin.register(sel)
-            if typed_ahead:
-                self._took_input(typed_ahead, self.clock())
+            self._took_input(typed_ahead, self.clock())  # keys the user's terminal held before raw mode
             self._copy(sel, master, sig_r)
         finally:
             signal.set_wakeup_fd(old_wakeup)
@@ -203,7 +201,7 @@ class PtyLoop:
                         sel.unregister(inbox_fd)
                         inbox_fd = None
                 elif fd == self._stdin.fd:
-                    self._read_stdin(sel, now)  # (the stdin pipe's room: its flush comes next pass)
+                    self._took_input(self._stdin.read(sel), now)  # (the stdin pipe's room: its flush comes next pass)
             if self._typist.holding is not None:
                 self._type_due(now)
             self.outbox.flush()
@@ -302,13 +300,10 @@ class PtyLoop:
         del self._pending[:n]
         self._last_input = self.clock()
 
-    def _read_stdin(self, sel: selectors.BaseSelector, now: float) -> None:
-        data = self._stdin.read(sel)
-        if data:
-            self._took_input(data, now)
-
     def _took_input(self, data: bytes, now: float) -> None:
-        """The user's input, on its way to the agent."""
+        """The user's input (from stdin, or typed ahead), on its way to the agent."""
+        if not data:
+            return
         if self.record_input or not self._stdin.is_tty:  # input from a file or a pipe is no secret keystroke
             self.outbox.input(now - self.start, data)
         if self._stdin.hand_on(data):
@@ -341,7 +336,7 @@ class PtyLoop:
         if self._stdin.settled:
             return False
         if self._stdin.wants_read(len(self._pending)):
-            self._read_stdin(sel, now)
+            self._took_input(self._stdin.read(sel), now)
         if self._status is None:
             busy = bool(self._pending) or self._typist.holding is not None
             self._pending += self._stdin.settle(sel, master, now, busy, max(self._last_output, self._last_input))
