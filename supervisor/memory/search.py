@@ -189,12 +189,11 @@ def _runs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple[int,
     """The scope's chunks as runs of consecutive ids, the newest first; None when it has more
     than SCOPED chunks or they lie in more than RUNS runs (each run costs a query; walking
     every match of the words is then the cheaper way)."""
-    scope = {k: v for k, v in params.items() if k not in ("q", "n")}
     ids = [
         cid
         for (cid,) in conn.execute(
             f"select c.id from sessions s cross join log_chunks c where c.session_id = s.id{where} limit :cap",
-            {**scope, "cap": SCOPED + 1},
+            {**params, "cap": SCOPED + 1},  # (the query's own :q and :n are not named here)
         )
     ]
     if len(ids) > SCOPED:

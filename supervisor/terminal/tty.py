@@ -27,8 +27,8 @@ class Raw:
         self.typed_ahead = b""  # whole lines the terminal held as supervise started (typed_ahead()), for the agent
 
     def __enter__(self) -> "Raw":
-        if self.fd is not None:
-            self.typed_ahead = typed_ahead(self.fd, termios.tcgetattr(self.fd))
+        if self.fd is not None and self.saved is not None:
+            self.typed_ahead = typed_ahead(self.fd, self.saved)  # its modes, as just read
         self.enter()
         return self
 
