@@ -9,9 +9,12 @@ def run(tracker: Tracker, steps) -> list[str]:
     for t, step in enumerate(steps):
         if step.startswith("!"):
             kind, _, reset = step[1:].partition("@")
-            tracker.event(kind, float(t), {"reset_at": reset, "text": "limit"} if reset else {})
-            continue
-        state, events = tracker.frame(float(t), idle=step == "idle", busy=step == "busy", dialog=step == "dialog")
+            detail = {"reset_at": reset, "text": "limit"} if reset else {}
+            if kind == "limit_continue":  # typed by supervise, and the agent took it
+                detail = {"channel": "typed", "typed": True, "confirmed": True}
+            state, events = tracker.event(kind, float(t), detail)
+        else:
+            state, events = tracker.frame(float(t), idle=step == "idle", busy=step == "busy", dialog=step == "dialog")
         seen += [f"!{kind}" for kind, _ in events]
         if state is not None:
             seen.append(state.name)
@@ -58,6 +61,22 @@ def test_a_limit_reached_again_limits_again():
     assert run(Tracker(), steps) == ["waiting", "limited", "!limit_cleared", "working", "limited"]
 
 
+def test_a_continue_the_agent_took_clears_the_limit_though_no_frame_showed_it_busy():
+    # a short turn under load: the frames before and after it are both idle
+    steps = ["idle", "!limit_reached@a", "idle", "!limit_continue", "idle"]
+    assert run(Tracker(), steps) == ["waiting", "limited", "!limit_cleared", "working", "waiting"]
+
+
+def test_a_continue_that_was_not_taken_leaves_the_limit():
+    t = Tracker()
+    t.frame(0.0, idle=True, busy=False, dialog=False)
+    t.event("limit_reached", 1.0, {"reset_at": "a"})
+    t.frame(1.1, idle=True, busy=False, dialog=False)
+    for detail in ({"typed": True, "confirmed": False}, {"typed": False, "why": "the user was typing"}):
+        assert t.event("limit_continue", 2.0, detail) == (None, [])
+    assert t.state.name == "limited"
+
+
 def test_the_context_left_is_part_of_the_state_as_the_agent_shows_it():
     tracker = Tracker()
     state, _ = tracker.frame(0.0, idle=True, busy=False, dialog=False, context_left=40)
@@ -71,8 +90,7 @@ def test_a_continue_waiting_for_the_reset_is_part_of_the_limited_state():
     t.frame(0.0, idle=True, busy=False, dialog=False)
     t.event("limit_reached", 1.0, {"reset_at": "2026-11-24T18:00:00+00:00"})
     assert t.frame(1.1, idle=True, busy=False, dialog=False)[0].name == "limited"
-    t.event("limit_wait", 1.2, {"wait": 1, "continue_at": "2026-11-24T18:01:00+00:00"})
-    state = t.detail_changed()
+    state, _ = t.event("limit_wait", 1.2, {"wait": 1, "continue_at": "2026-11-24T18:01:00+00:00"})
     assert state.name == "limited" and state.since == 1.1 and state.detail["continue_at"] == "2026-11-24T18:01:00+00:00"
-    t.event("limit_wait", 5.0, {"wait": 1, "called_off": "the user typed"})
-    assert "continue_at" not in t.detail_changed().detail and t.detail_changed() is None
+    state, _ = t.event("limit_wait", 5.0, {"wait": 1, "called_off": "the user typed"})
+    assert "continue_at" not in state.detail and t.event("limit_wait", 6.0, {"wait": 1, "called_off": "again"}) == (None, [])

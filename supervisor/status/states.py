@@ -5,7 +5,9 @@
 - `waiting`: at its prompt, idle;
 - `permission`: a dialog waits for the user's answer;
 - `compacting`: between a compaction's start and its end;
-- `limited`: a usage limit was reached, until the agent works again (`limit_cleared`).
+- `limited`: a usage limit was reached, until the agent works again (`limit_cleared`): a
+  busy frame after it was idle, or a continue supervise typed that the agent took (a short
+  turn may show no busy frame at all).
 
 A dialog comes first (the user must act), then a compaction and a limit (they say why the
 agent is idle or busy), then busy and idle. A frame that shows neither keeps the state (a
@@ -42,7 +44,13 @@ class Tracker:
         self._limit_idle = False  # the agent stopped working since the limit was reached
         self._context_left: int | None = None
 
-    def event(self, kind: str, t: float, detail: dict) -> None:
+    def event(self, kind: str, t: float, detail: dict) -> tuple[State | None, list[tuple[str, dict]]]:
+        """The state after an event if it changed (else None), and the events it means
+        (`limit_cleared` once the agent took a continue)."""
+        if kind == "limit_continue" and self._limit is not None and detail.get("typed") and detail.get("confirmed"):
+            cleared = dict(self._limit)
+            self._limit = None
+            return self._become("working", t), [("limit_cleared", cleared)]
         if kind == "compaction_started":
             self._compacting = t
         elif kind in ("compaction_finished", "compaction_failed"):
@@ -56,14 +64,7 @@ class Tracker:
                 self._limit["continue_at"] = detail["continue_at"]
             else:
                 self._limit.pop("continue_at", None)
-
-    def detail_changed(self) -> State | None:
-        """The state again if an event changed its detail (a continue's time), else None."""
-        detail = self._detail(self.state.name)
-        if detail == self.state.detail:
-            return None
-        self.state = State(self.state.name, self.state.since, detail)
-        return self.state
+        return self._become(self.state.name, t), []
 
     def _detail(self, name: str) -> dict:
         detail = {} if self._context_left is None else {"context_left": self._context_left}
@@ -100,8 +101,12 @@ class Tracker:
             name = "waiting"
         elif name in ("permission", "compacting", "limited"):
             name = "working"  # what it was is over, and no idle line is up
+        return self._become(name, t), events
+
+    def _become(self, name: str, t: float) -> State | None:
+        """The state named `name` from `t` (its detail as it is now), if that changes it."""
         detail = self._detail(name)
         if name == self.state.name and detail == self.state.detail:
-            return None, events
+            return None
         self.state = State(name, t if name != self.state.name else self.state.since, detail)
-        return self.state, events
+        return self.state

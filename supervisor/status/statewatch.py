@@ -40,27 +40,30 @@ class StateWatch:
         self.heard: list[Callable[[str, float], None]] = []  # told each change: its state and session time
 
     def on_event(self, kind: str, t: float, detail: dict) -> None:
-        self.tracker.event(kind, t, detail)
-        state = self.tracker.detail_changed()
+        state, events = self.tracker.event(kind, t, detail)
         if state is not None:
-            self._publish(state, t)
+            self._changed(state, t)
+        for meant, about in events:  # after this one, on this thread: every subscriber hears it
+            self.sink.emit(meant, t, about, "limits")
 
     def on_frame(self, t: float, screen: list[str], seen: Seen) -> list[tuple[str, dict]]:
         """Returns the events the frame means, for the caller to record once every frame
         subscriber has heard it."""
         state, events = self.tracker.frame(t, seen.idle, seen.busy, seen.dialog, seen.context_left)
-        notice = self.notices.change(state) if state is not None else None
-        if state is None:
-            return events
+        if state is not None:
+            self._changed(state, t)
+        return events
+
+    def _changed(self, state: states.State, t: float) -> None:
+        notice = self.notices.change(state)
         self._publish(state, t)
         if notice is None:
-            return events
+            return
         values = {**self.session, "state": notice, "reset_at": state.detail.get("reset_at")}
         if self.runner is not None:
             self.runner.notify(values)
         if self.terminal != "off":
             self._send(Terminal(self.terminal, notice_text(values)))
-        return events
 
     def _publish(self, state: states.State, t: float) -> None:
         wall = (self.started_wall or time.time() - t) + state.since
