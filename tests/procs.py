@@ -77,9 +77,16 @@ _VALUED = {"-X", "-W"}
 def supervise_role(pid: int) -> str | None:
     """Which of supervise's processes `pid` is, from its command line: "loop" (`supervise --
     AGENT`, `supervise run ...` or `python -m supervisor -- AGENT`: the PTY loop), "job shell"
-    (terminal/jobshell.py, the agent's session leader), "recorder" (supervisor.run.recorder),
-    "mcp" (`supervise mcp` / `python -m supervisor mcp`, started by the agent); None for the
-    rest (the agent's own, a command it ran, or gone)."""
+    (terminal/jobshell.py, the agent's session leader: named `supervise-job`, since the one
+    `supervise -- AGENT` forks has the loop's command line), "recorder"
+    (supervisor.run.recorder), "mcp" (`supervise mcp` / `python -m supervisor mcp`, started by
+    the agent); None for the rest (the agent's own, a command it ran, or gone)."""
+    try:
+        with open(f"/proc/{pid}/comm") as fh:
+            if fh.read().strip() == "supervise-job":
+                return "job shell"
+    except OSError:
+        return None
     return role_of(cmdline(pid))
 
 

@@ -74,11 +74,20 @@ def _mcp_options(argv: list[str]) -> tuple[str | None, bool] | None:
 
 
 def _run(command: list[str]) -> int:
-    from .. import config
-    from ..run.session import RunOptions, run
+    from ..terminal import jobshell
 
-    settings = config.load(warn=config.to_stderr)  # a setting that is wrong stops here, before the agent starts
-    return run(RunOptions(argv=command, settings=settings))
+    # The agent's job shell first, while this process is small: it is ready on the agent's
+    # PTY by the time supervise has imported itself and planned the run.
+    shell = jobshell.start(0, forked=True)
+    try:
+        from .. import config
+        from ..run.session import RunOptions, run
+
+        settings = config.load(warn=config.to_stderr)  # a setting that is wrong stops here, before the agent starts
+    except BaseException:
+        shell.discard()
+        raise
+    return run(RunOptions(argv=command, settings=settings), shell=shell)
 
 
 def guarded(call: Callable[[], object]) -> None:

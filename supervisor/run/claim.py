@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 from ..errors import SuperviseError
+from ..paths import ensure_private_dir
+from ..store.database import ACTIVE, Store, supervisor_alive
 
 LOCK_NAME = "supervisor.lock"
 HOLDER_TRIES, HOLDER_PAUSE = 40, 0.025  # up to a second for the holder to write its pid
@@ -29,6 +31,16 @@ class Claimed(SuperviseError):
             f"switch to the terminal it runs in{end}; --force resumes it anyway",
             exit_code=1,
         )
+
+
+def claim_parent(store: Store, parent_id: str, folder: Path) -> int:
+    """Carry on the parent session (`folder` its folder) only if no live supervisor does: its
+    own (a session run by an older supervise holds no claim, so its row is asked too) or
+    another resume's."""
+    parent = store.get_session(parent_id)
+    if parent["status"] == ACTIVE and parent["pid"] != os.getpid() and supervisor_alive(parent["pid"]):
+        raise Claimed(parent_id, parent["pid"])
+    return claim(parent_id, ensure_private_dir(folder))
 
 
 def claim(session_id: str, folder: Path) -> int:

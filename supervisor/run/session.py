@@ -19,12 +19,12 @@ from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
 from ..redact import redact
 from ..store import migrations, projects
-from ..store.database import ACTIVE, COMPLETED, FAILED, INTERRUPTED, Event, Store, supervisor_alive, utcnow
-from ..terminal import tty
+from ..store.database import COMPLETED, FAILED, INTERRUPTED, Event, Store, utcnow
+from ..terminal import jobshell, tty
 from ..terminal.child import Outcome
 from ..terminal.pty_loop import PtyLoop
 from . import extras, recorderstart
-from .claim import Claimed, claim
+from .claim import claim, claim_parent
 from .spawn import spawn
 
 # How long the supervisor waits for the recorder at the end before leaving it to finish alone.
@@ -85,11 +85,15 @@ def run(
     stdin_fd: int | None = 0,
     stdout_fd: int | None = 1,
     stderr=None,
+    shell: jobshell.Started | None = None,
 ) -> int:
     """Run the agent under supervision; its exit code. What the run makes for itself alone
-    (the hook's socket folder) is removed on every way out."""
+    (the hook's socket folder) is removed on every way out. `shell`: the agent's job shell,
+    started already on `stdin_fd` (it ends if the run stops before the agent starts)."""
     with contextlib.ExitStack() as cleanup:
-        return _run(opts, cleanup, env, stdin_fd, stdout_fd, stderr)
+        if shell is not None:
+            cleanup.callback(shell.discard)
+        return _run(opts, cleanup, env, stdin_fd, stdout_fd, stderr, shell)
 
 
 @dataclass
@@ -123,12 +127,18 @@ class Supervised:
 
 
 def _run(
-    opts: RunOptions, cleanup: contextlib.ExitStack, env: Mapping[str, str] | None, stdin_fd: int | None, stdout_fd: int | None, stderr
+    opts: RunOptions,
+    cleanup: contextlib.ExitStack,
+    env: Mapping[str, str] | None,
+    stdin_fd: int | None,
+    stdout_fd: int | None,
+    stderr,
+    shell: jobshell.Started | None,
 ) -> int:
     env = dict(os.environ if env is None else env)
     stderr = stderr or sys.stderr
     store, plan = _plan(opts, cleanup, env, stdin_fd, stdout_fd, stderr)
-    proc, stdin_pipe, start, started_wall = _spawn(opts, plan, store, cleanup, stdin_fd)
+    proc, stdin_pipe, start, started_wall = _spawn(opts, plan, store, cleanup, stdin_fd, shell)
     outbox, inbox, _recorder = recorderstart.start(
         recorderstart.config_of(opts, plan, str(store.path), start, started_wall), {**env, **config.passed_on(plan.settings)}, plan.sdir
     )
@@ -157,7 +167,7 @@ def _plan(
     store = Store.open_default(env)  # a database that cannot be opened stops us here, before the agent starts
     store.not_waiting_for_disk()  # the agent's start and end: its row is made again from its folder
     if opts.parent_id and not opts.force:
-        cleanup.callback(os.close, _claim_parent(store, opts.parent_id, env))
+        cleanup.callback(os.close, claim_parent(store, opts.parent_id, paths.session_dir(opts.parent_id, env)))
     sid = store.free_id()
     where = project.of(opts.cwd)
     key = projects.key_of(store, opts.cwd)  # what it is known by, wherever it is
@@ -202,15 +212,15 @@ def _plan(
     return store, plan
 
 
-def _spawn(opts: RunOptions, plan: Plan, store: Store, cleanup: contextlib.ExitStack, stdin_fd: int | None):
+def _spawn(opts: RunOptions, plan: Plan, store: Store, cleanup: contextlib.ExitStack, stdin_fd: int | None, shell: jobshell.Started | None):
     """The agent first, then its row (and the recorder) while it starts: the recorder's own
     start-up (its imports, the database) overlaps the agent's, and output waits in the pipe
     to it meanwhile. Returns the process, its stdin pipe if any, and when it started."""
     start = time.monotonic()
     started_wall = time.time()
-    reads_stdin = plan.pattern_set is not None and plan.pattern_set.reads_stdin(opts.argv)
+    stdin = stdin_fd if plan.pattern_set is not None and plan.pattern_set.reads_stdin(opts.argv) else None
     try:
-        proc, stdin_pipe = spawn(plan.argv, cwd=opts.cwd, env=plan.env, size=plan.size, stdin_fd=stdin_fd if reads_stdin else None)
+        proc, stdin_pipe = spawn(plan.argv, cwd=opts.cwd, env=plan.env, size=plan.size, stdin_fd=stdin, shell=shell)
     except OSError as exc:
         code = 127 if isinstance(exc, FileNotFoundError) else 126
         store.create_session(plan.sid, **plan.session, status=FAILED, exit_code=code, ended=utcnow())
@@ -321,15 +331,6 @@ def _report(opts: RunOptions, plan: Plan, store: Store, done: Supervised, stderr
     notes.append(f"supervise: session {plan.sid} {status} ({how}) · resume with: supervise resume {plan.sid}")
     _tell(stderr, dict.fromkeys(notes))
     return outcome.exit_code
-
-
-def _claim_parent(store: Store, parent_id: str, env: Mapping[str, str]) -> int:
-    """Carry on the parent session only if no live supervisor does: its own (a session run
-    by an older supervise holds no claim, so its row is asked too) or another resume's."""
-    parent = store.get_session(parent_id)
-    if parent["status"] == ACTIVE and parent["pid"] != os.getpid() and supervisor_alive(parent["pid"]):
-        raise Claimed(parent_id, parent["pid"])
-    return claim(parent_id, paths.ensure_private_dir(paths.session_dir(parent_id, env)))
 
 
 def _injection_notes(sid: str, opts: RunOptions, inject: str, given: list[dict], compacted: bool) -> list[str]:

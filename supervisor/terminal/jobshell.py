@@ -1,7 +1,10 @@
 """The agent's session leader on its terminal, doing for it what a job-control shell does.
 
-Run as `python -S -P jobshell.py PATH ARGV0 [ARGS...]` (by path, stdlib only: ~10 ms to
-start); PATH is the agent's program, already found by supervise.
+It starts on the agent's PTY before the agent's command is known, and waits for it on a
+pipe (`Orders`): `supervise -- AGENT` forks it as its very first step, so that it is ready
+by the time supervise has imported itself and planned the run (one interpreter start less
+before the agent's own); elsewhere it is started then, as `python -S -P jobshell.py ORDERS
+[STDIN]` (by path, stdlib only). This module imports nothing of supervise's, either way.
 
 Why it exists: an agent spawned straight onto a PTY leads its own session, and its parent
 (supervise) is in another session, so its process group is *orphaned*. The kernel discards
@@ -39,7 +42,118 @@ def _terminal() -> int:
     return next((fd for fd in (0, 1, 2) if os.isatty(fd)), 0)
 
 
-def _start(path: str, argv: list[str], mask: set) -> int:
+class Started:
+    """The parent's side of a job shell that waits for its orders."""
+
+    def __init__(self, pid: int, master: int, orders: int, stdin: int | None):
+        self.pid = pid
+        self.master = master  # the PTY's master side: the PTY loop's from `launch` on
+        self._orders: int | None = orders
+        self.stdin = stdin  # the write end of a stdin pipe it holds the other end of, if any
+
+    def launch(self, path: str, argv: list[str], cwd: str, env: dict[str, str], reads_stdin: bool) -> int | None:
+        """Run the agent (`path`, found by the caller); the write end of its stdin pipe if it
+        reads one."""
+        head = [b"1" if reads_stdin and self.stdin is not None else b"0", os.fsencode(cwd), os.fsencode(path), b"%d" % len(argv)]
+        env_entries = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()]
+        self._send(b"\0".join([*head, *map(os.fsencode, argv), *env_entries]))
+        stdin, self.stdin = self.stdin, None
+        if stdin is not None and not reads_stdin:
+            os.close(stdin)
+            return None
+        return stdin
+
+    def discard(self) -> None:
+        """The run stopped before the agent started: the job shell ends (no orders), and is reaped."""
+        if self._orders is None:
+            return
+        self._send(b"")
+        for fd in (self.stdin, self.master):
+            if fd is not None:
+                os.close(fd)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+    def _send(self, data: bytes) -> None:
+        fd, self._orders = self._orders, None
+        assert fd is not None, "a job shell takes one order"
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        except BrokenPipeError:
+            pass  # it is gone: the PTY loop sees it end
+        finally:
+            os.close(fd)
+
+
+def start(stdin_fd: int | None, forked: bool) -> Started:
+    """A job shell on a new PTY, waiting for its orders. `stdin_fd`: ours, where the agent may
+    read a stdin that is not a terminal (it gets a pipe if ours is not one). `forked`: the
+    job shell is this process forked, which only a small process should be (its pages stay
+    shared with ours until one of the two writes them); else a new interpreter."""
+    orders_r, orders_w = os.pipe()
+    pipe = os.pipe() if stdin_fd is not None and not os.isatty(stdin_fd) else None
+    pid, master = os.forkpty()
+    if pid == 0:
+        try:
+            os.close(orders_w)
+            keep = [orders_r]
+            if pipe is not None:
+                os.close(pipe[1])
+                keep.append(pipe[0])
+            for low, high in zip([2, *sorted(keep)], [*sorted(keep), 1 << 20]):
+                os.closerange(low + 1, high)
+            if forked:
+                serve(orders_r, pipe[0] if pipe else None)
+            for fd in keep:
+                os.set_inheritable(fd, True)
+            os.execv(sys.executable, [sys.executable, "-S", "-P", __file__, *map(str, keep)])
+        finally:
+            os._exit(127)
+    os.set_inheritable(master, False)
+    os.close(orders_r)
+    if pipe is not None:
+        os.close(pipe[0])
+    return Started(pid, master, orders_w, pipe[1] if pipe else None)
+
+
+def serve(orders: int, stdin: int | None) -> None:
+    """The job shell's life: its orders, then the agent run as they say (never returns)."""
+    argv0 = b"the agent"
+    try:
+        chunks = []
+        while chunk := os.read(orders, 65536):
+            chunks.append(chunk)
+        os.close(orders)
+        if not chunks:
+            os._exit(0)  # the run stopped before the agent started
+        try:
+            with open("/proc/self/comm", "w") as comm:
+                comm.write("supervise-job")  # what `ps` and `top` show of it (a fork has supervise's command line)
+        except OSError:
+            pass
+        fields = b"".join(chunks).split(b"\0")
+        reads, cwd, path, count = fields[:4]
+        argv = fields[4 : 4 + int(count)]
+        argv0 = argv[0]
+        env = dict(e.split(b"=", 1) for e in fields[4 + int(count) :])
+        if stdin is not None:
+            if reads == b"1":
+                os.dup2(stdin, 0)
+            os.close(stdin)
+        os.chdir(cwd)
+        main(path, argv, env)
+    except OSError as exc:
+        os.write(2, b"supervise: cannot run %s: %s\r\n" % (argv0, os.fsencode(exc.strerror or str(exc))))
+        os._exit(126)
+    finally:
+        os._exit(1)
+
+
+def _start(path: bytes, argv: list[bytes], env: dict[bytes, bytes], mask: set) -> int:
     pid = os.fork()
     if pid == 0:
         try:
@@ -49,9 +163,9 @@ def _start(path: str, argv: list[str], mask: set) -> int:
             _foreground(os.getpid())
             # The mask we were given, at the last moment: a signal meanwhile waits for the agent itself.
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-            os.execv(path, argv)
+            os.execve(path, argv, env)
         except OSError as exc:
-            os.write(2, f"supervise: cannot run {argv[0]}: {exc.strerror}\r\n".encode())
+            os.write(2, b"supervise: cannot run %s: %s\r\n" % (argv[0], os.fsencode(exc.strerror or str(exc))))
             os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
     try:
         os.setpgid(pid, pid)  # also here: whichever of the two runs first, the group exists
@@ -60,10 +174,10 @@ def _start(path: str, argv: list[str], mask: set) -> int:
     return pid
 
 
-def main(args: list[str]) -> None:
+def main(path: bytes, argv: list[bytes], env: dict[bytes, bytes]) -> None:
     # A signal that comes before the relay is in place waits (blocked), then is relayed.
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, RELAYED)
-    agent = _start(args[0], args[1:], mask)
+    agent = _start(path, argv, env, mask)
 
     def relay(signum, frame):
         try:
@@ -95,4 +209,4 @@ def main(args: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    serve(int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None)
