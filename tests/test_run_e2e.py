@@ -204,6 +204,20 @@ def test_command_not_found():
     assert (s["status"], s["exit_code"]) == ("failed", 127)
 
 
+def test_a_command_that_cannot_run_is_named_without_the_control_keys_its_name_holds(tmp_path):
+    """A name can hold escape sequences (a file named so, a pasted command): the one line that
+    names it changes nothing on the user's terminal."""
+    p = run_cli("--", "nope\x1b]0;owned\x07here")
+    assert (p.returncode, p.stderr.splitlines()[0]) == (
+        127,
+        "supervise: command not found: nopehere (hint: check the spelling, or give the full path after `--`)",
+    )
+    script = tmp_path / "run\x1b[2Jme"
+    script.write_text("#!/bin/sh\necho hi\n")  # not executable
+    p = run_cli("--", "./run\x1b[2Jme", cwd=tmp_path)
+    assert (p.returncode, p.stderr.splitlines()[0]) == (126, "supervise: cannot run ./runme: Permission denied")
+
+
 def test_a_missing_claude_leaves_no_hook_socket_folder_behind(tmp_path):
     """For Claude Code the hook's socket folder is made before the agent starts: if it
     cannot start, the folder goes too."""

@@ -17,6 +17,7 @@ from ..channel import Compacted, Done, Error, Inbox, Injected, Message, Modes, O
 from ..detection import patterns
 from ..detection.patterns import PatternSet
 from ..errors import SuperviseError
+from ..plaintext import quoted
 from ..redact import redact
 from ..store import migrations, projects
 from ..store.database import COMPLETED, FAILED, INTERRUPTED, Event, Store, utcnow
@@ -225,11 +226,10 @@ def _spawn(opts: RunOptions, plan: Plan, store: Store, cleanup: contextlib.ExitS
         code = 127 if isinstance(exc, FileNotFoundError) else 126
         store.create_session(plan.sid, **plan.session, status=FAILED, exit_code=code, ended=utcnow())
         store.add_event(plan.sid, Event("spawn_failed", {"error": str(exc), "command": opts.argv[0]}, 0.0, utcnow()))
+        name, hint = quoted(opts.argv[0]), "check the spelling, or give the full path after `--`"  # (quoted: no control keys)
         if code == 127:
-            raise SuperviseError(
-                f"command not found: {opts.argv[0]}", "check the spelling, or give the full path after `--`", exit_code=127
-            ) from exc
-        raise SuperviseError(f"cannot run {opts.argv[0]}: {exc}", exit_code=code) from exc
+            raise SuperviseError(f"command not found: {name}", hint, exit_code=127) from exc
+        raise SuperviseError(f"cannot run {name}: {exc.strerror or exc}", exit_code=code) from exc
     # From here on, a run that fails (the database, the recorder, the loop itself) stops the
     # agent rather than leave it unsupervised, and marks its session failed.
     cleanup.push(_on_failure(lambda: _terminate(proc)))

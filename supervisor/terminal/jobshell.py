@@ -147,10 +147,16 @@ def serve(orders: int, stdin: int | None) -> None:
         os.chdir(cwd)
         main(path, argv, env)
     except OSError as exc:
-        os.write(2, b"supervise: cannot run %s: %s\r\n" % (argv0, os.fsencode(exc.strerror or str(exc))))
+        _cannot_run(argv0, exc)
         os._exit(126)
     finally:
         os._exit(1)
+
+
+def _cannot_run(argv0: bytes, exc: OSError) -> None:
+    """One line on the agent's terminal, which the user sees: no control bytes of the command's."""
+    name = argv0.translate(None, bytes(range(32)) + b"\x7f")
+    os.write(2, b"supervise: cannot run %s: %s\r\n" % (name, os.fsencode(exc.strerror or str(exc))))
 
 
 def _start(path: bytes, argv: list[bytes], env: dict[bytes, bytes], mask: set) -> int:
@@ -165,7 +171,7 @@ def _start(path: bytes, argv: list[bytes], env: dict[bytes, bytes], mask: set) -
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             os.execve(path, argv, env)
         except OSError as exc:
-            os.write(2, b"supervise: cannot run %s: %s\r\n" % (argv[0], os.fsencode(exc.strerror or str(exc))))
+            _cannot_run(argv[0], exc)
             os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
     try:
         os.setpgid(pid, pid)  # also here: whichever of the two runs first, the group exists
