@@ -6,6 +6,7 @@ started again on the same port."""
 from __future__ import annotations
 
 import gzip
+import os
 import threading
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -168,6 +169,20 @@ class GrpcReceiver:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> GrpcReceiver:
+        # This process goes on forking (pexpect's children) while the server's threads run:
+        # gRPC's fork handlers then break the child before its exec (an epoll error and an
+        # early end of its output). Off for this process only, not for what it starts.
+        was = os.environ.get("GRPC_ENABLE_FORK_SUPPORT")
+        os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
+        try:
+            return self._start()
+        finally:
+            if was is None:
+                del os.environ["GRPC_ENABLE_FORK_SUPPORT"]
+            else:
+                os.environ["GRPC_ENABLE_FORK_SUPPORT"] = was
+
+    def _start(self) -> GrpcReceiver:
         import grpc
         from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
         from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
