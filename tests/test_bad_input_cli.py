@@ -35,7 +35,7 @@ def recorded() -> list[dict]:
             "supervise: sessions: No such option: --al (Possible options: --all, --help) "
             "(hint: `supervise sessions --help` lists what it takes)",
         ),
-        (["show"], "supervise: show: Missing argument 'session_id'. (hint: `supervise show --help` lists what it takes)"),
+        (["show"], "supervise: which session? (hint: give an id (`supervise sessions` lists them))"),  # no terminal: no picker
         (
             ["patterns", "chek"],
             "supervise: patterns: No such command 'chek'. Did you mean 'check'? (hint: `supervise patterns --help` lists what it takes)",

@@ -73,6 +73,8 @@ def test_recorded_files_are_private(two_sessions, home):
         (["--inject", "maybe", "--", "true"], 2, "supervise: unknown --inject mode 'maybe' (hint: use one of: auto, type, off)"),
         (["resume"], 2, "supervise: which session? (hint: give an id (`supervise sessions` lists them) or --last)"),
         (["resume", "zzzzzz"], 1, "supervise: no session matches 'zzzzzz'"),
+        (["show"], 2, "supervise: which session? (hint: give an id (`supervise sessions` lists them))"),  # no terminal: no picker
+        (["context", "--all"], 2, "supervise: which session? (hint: give an id (`supervise sessions` lists them))"),
     ],
 )
 def test_bad_input_gets_one_clear_line_and_a_non_zero_exit(args, code, message):

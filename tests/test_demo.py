@@ -12,10 +12,26 @@ from supervisor.store.database import Store
 
 
 @pytest.mark.slow
-def test_the_demo_shows_compaction_detection_a_context_and_the_agent_carrying_on():
+def test_the_demo_shows_compaction_detection_a_context_and_the_agent_carrying_on(tmp_path, home):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SUPERVISE_SUMMARY"))}
+    # the brief on, and an earlier session of this folder with a context: the demo takes none
+    store = Store(home / "supervise.db")
+    store.create_session(
+        "prev22", command="toy", argv=["toy"], cwd=str(tmp_path), project=str(tmp_path), project_key=str(tmp_path), status="completed"
+    )
+    context = {"original_request": "port the importer", "current_task": "x", "completed_steps": [], "pending_steps": []}
+    store.add_context("prev22", lambda r: f"[supervise] round {r}", trigger="end", source="heuristic", context=context)
+    store.close()
     started = time.monotonic()
-    c = pexpect.spawn(SUPERVISE[0], ["demo"], env={**env, "TERM": "xterm-256color"}, encoding="utf-8", timeout=60, dimensions=(40, 120))
+    c = pexpect.spawn(
+        SUPERVISE[0],
+        ["demo"],
+        env={**env, "TERM": "xterm-256color", "SUPERVISE_BRIEF": "1"},
+        cwd=tmp_path,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 120),
+    )
     c.expect(pexpect.EOF)
     out = c.before
     c.close()
@@ -26,7 +42,8 @@ def test_the_demo_shows_compaction_detection_a_context_and_the_agent_carrying_on
     assert "gave the agent its session context 1 time(s): compaction via typed" in out
     s = session(latest()["id"])
     kinds = [e["kind"] for e in s["events"]]
-    assert "compaction_started" in kinds and "compaction_finished" in kinds
+    assert "compaction_started" in kinds and "compaction_finished" in kinds and "brief" not in kinds
+    assert "brief" not in out
     [given] = [e["detail"] for e in s["events"] if e["kind"] == "injection"]
     assert given["confirmed"] is True and given["reason"] == "compaction"
     [first, *_] = Store.open_default().contexts(s["id"])

@@ -35,7 +35,7 @@ def repo(path, branch="main"):
 
 def record(folder, *lines):
     """A finished session in `folder` whose output is `lines`."""
-    script = "; ".join(f"printf '%s\\n' {json.dumps(line)}" for line in lines)
+    script = "; ".join(f"printf '%s\\n' {json.dumps(line, ensure_ascii=False)}" for line in lines)
     run_cli("--", "sh", "-c", script, cwd=folder, check=True)
     return latest()["id"]
 
@@ -84,6 +84,22 @@ def test_search_finds_other_forms_of_a_word_in_this_project_and_all_projects_wit
     assert search(a, "kestrel", "--since", "2d", "--json").returncode == 0
     nothing = search(a, "kestrel", "--since", "2999-01-01")
     assert nothing.returncode == 1 and nothing.stdout == "" and nothing.stderr.count("\n") == 1
+
+
+def test_a_session_is_found_by_its_name_id_agent_and_branch_before_the_lines_of_logs(tmp_path):
+    a = repo(tmp_path / "a", branch="feature/kestrel-cart")
+    run_cli("--name", "Отчёт: работа над кассой", "--", "sh", "-c", "echo nothing", cwd=a, check=True)
+    named = latest()["id"]
+    said = record(a, "работа: a line that says the word")
+    hits = json.loads(search(a, "РАБОТА", "--json").stdout)  # case aside, in any script
+    assert [(h["source"], h["session_id"]) for h in hits] == [("session", named), ("log", said)]
+    assert hits[0]["id"] == named and hits[0]["line"].startswith("Отчёт: работа над кассой")
+    assert [hits[0]["line"][s:e] for s, e in hits[0]["marks"]] == ["работа"]
+    for words, sessions in (([named], [named]), (["cart", "кассой"], [named]), (["kestrel-cart"], [said, named])):  # newest first
+        found = json.loads(search(a, *words, "--json").stdout)
+        assert [h["session_id"] for h in found if h["source"] == "session"] == sessions, words
+    text = search(a, "кассой").stdout.splitlines()
+    assert len(text) == 1 and text[0].startswith(named) and " session " in text[0]
 
 
 def test_a_file_name_or_an_error_name_finds_its_line(tmp_path):

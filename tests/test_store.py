@@ -49,6 +49,7 @@ def test_migrating_an_empty_database_creates_the_tables_with_their_columns(tmp_p
         "m012_project_keys",
         "m013_log_indexed",
         "m014_secrets_masked",
+        "m015_every_script_searched",
     ]
     assert {"source", "backend", "model", "error"} <= set(store.db["contexts"].columns_dict)
     assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"

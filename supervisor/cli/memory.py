@@ -43,13 +43,20 @@ def search(
     folder: Optional[str] = typer.Option(None, "--project", metavar="DIR", help=PROJECT_HELP),
     everywhere: bool = typer.Option(False, "--all", "-a", help=ALL_HELP),
     limit: int = typer.Option(20, "--limit", "-n", min=1, max=1000, help="Show the best N hits."),
+    session: Optional[str] = typer.Option(
+        None, "--session", "-s", metavar="ID", help="Only this session (any unique prefix of its id): every hit it holds."
+    ),
+    context: int = typer.Option(
+        0, "--context", "-C", min=0, max=100, metavar="N", help="Show N lines of the log before and after each hit."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
     reindex: bool = typer.Option(False, "--reindex", help="Make the search index again from every session's text log, then search."),
 ) -> None:
     """Search every recorded session of this project (--all: of every project): the text logs,
-    the user's requests and the contexts. One line a hit, best first: session, agent, project,
-    when, and the line, its matches marked. Secrets are masked."""
-    from ..memory import query, search as searching
+    the user's requests, the contexts and the sessions' names. One line a hit, grouped by
+    session, the best first: session, agent, project, when, where, and the line, its matches
+    marked; how many more lines each session holds. Secrets are masked."""
+    from ..memory import query, reindex as reindexing, search as searching
 
     text = " ".join(words)
     scope_project = project.scope(folder, everywhere)
@@ -62,37 +69,77 @@ def search(
     except query.BadQuery as exc:
         raise SuperviseError(f"search: --since {exc}", "give a date (2026-11-20) or an age (90m, 12h, 7d, 2w)", exit_code=2) from None
     store = open_store(write=reindex)
+    if session is not None:  # the session says where: its own project, whichever that is
+        scope_project = None
+        scope = replace(scope, session=store.resolve(session)["id"])
     scope = replace(scope, project=project_key(store, scope_project))
     if reindex:
-        done, chunks = searching.reindex(store)
+        done, chunks = reindexing.reindex(store)
         typer.echo(f"supervise: the search index was made again from {done:,} sessions' text logs ({chunks:,} chunks)", err=True)
-    elif caught := searching.caught_up(store):
+    elif caught := reindexing.caught_up(store):
         typer.echo(f"supervise: indexed the end of {caught} session(s) for search (their recorder was stopped)", err=True)
     hits = searching.search(store, text, scope, limit)
     try:
-        _print_hits(hits, text, scope_project, as_json, projects.shown(store, (h.project_key for h in hits)))
+        _print_hits(hits, text, scope_project, as_json)
+        if not as_json:
+            _print_grouped(store, hits, context, one_session=session is not None)
     finally:  # after the answer is out: an endpoint that is slow keeps nobody from it
         _count_lookup("search", scope_project)
 
 
-def _print_hits(hits: list, text: str, scope_project: Optional[str], as_json: bool, names: dict[str, str]) -> None:
-    from ..memory import query
-
+def _print_hits(hits: list, text: str, scope_project: Optional[str], as_json: bool) -> None:
+    """The JSON form; nothing found said in one line, exit 1."""
     if as_json:
         typer.echo(json_rows([h.as_json() for h in hits]))
     if not hits:  # as grep: nothing found is exit 1, in either form
         where = "in any project" if scope_project is None else f"in {plain(scope_project, newlines=False)} (--all: every project)"
         typer.echo(f"supervise: nothing found for {clip(plain(text, newlines=False), QUERY_SHOWN)!r} {where}", err=True)
         raise typer.Exit(1)
-    if as_json:
-        return
+
+
+def _print_grouped(store: Store, hits: list, context: int, one_session: bool) -> None:
+    """One line a hit, each session's together; with `context`, the lines around each; after
+    a session's hits, how many more lines of it match."""
+    from ..memory import query, search as searching
+
     bold = sys.stdout.isatty()
-    for h in hits:
+    names = projects.shown(store, (h.project_key for h in hits))
+    for i, h in enumerate(hits):
         name = _name(plain(names.get(h.project_key or "") or os.path.basename(h.project or "") or "-", newlines=False))
-        where = "context" if h.source == "context" else "log"
         typer.echo(
-            f"{h.session_id:<7} {(h.agent or '-')[:10]:<10} {name:<{PROJECT_SHOWN}} {local_time(h.when):<16} {where:<7} {query.shown(h.line, bold)}"
+            f"{h.session_id:<7} {(h.agent or '-')[:10]:<10} {name:<{PROJECT_SHOWN}} {local_time(h.when):<16} {h.source:<7} {query.shown(h.line, bold)}"
         )
+        if context:
+            for line in _around(store, h, context):
+                typer.echo(f"{'':<8}{line}")
+        if more := searching.more_after(hits, i):
+            typer.echo(
+                f"{'':<8}… {more} more matching lines in {h.session_id} ({'--limit' if one_session else f'--session {h.session_id}'})"
+            )
+
+
+def _around(store: Store, hit, lines: int) -> list[str]:
+    """The lines before and after a hit (`>` marks its own), of its log or its context."""
+    from ..memory import excerpts
+    from ..memory.query import LINE_SHOWN
+    from ..redact import redact
+
+    if hit.source == "log":
+        try:
+            _, shown, at = excerpts.log_lines(
+                store.resolve(hit.session_id).get("log_path") or "", hit.offset, 2 * lines + 1, lines, LINE_SHOWN
+            )
+        except OSError:
+            return ["(its text log cannot be read: the recording may have been removed)"]
+    elif hit.source == "context":
+        prompt = next((c["prompt"] for c in store.contexts(hit.session_id) if c["round"] == hit.round), "")
+        every = prompt.split("\n")
+        index = prompt[: hit.line.at].count("\n")
+        shown = [plain(redact(line), newlines=False) for line in every[max(0, index - lines) : index + lines + 1]]
+        at = index - max(0, index - lines)
+    else:
+        return []
+    return [f"{'>' if n == at else '|'} {clip(line, LINE_SHOWN)}" for n, line in enumerate(shown)]
 
 
 def _name(shown: str) -> str:

@@ -12,7 +12,7 @@ from .. import commandline
 from ..config import DEFAULT_EMULATOR
 from ..errors import SuperviseError
 from ..plaintext import plain
-from .shared import BACKEND_HELP, open_store, usage_no_command
+from .shared import BACKEND_HELP, PICK_HELP, open_store, usage_no_command
 
 RUN_CONTEXT = {"allow_interspersed_args": False, "ignore_unknown_options": True}
 INJECT_MODES = ("auto", "type", "off")
@@ -74,6 +74,7 @@ def run(
         emulator=emulator,
         pattern_files=[str(p) for p in pattern_files or []],
         inject=_check_inject(inject),
+        brief=brief,
         # a setting that is wrong stops here, before the agent starts
         settings=config.load(backend=summary_backend, on_limit=on_limit, notify=notify, mcp=mcp, brief=brief, warn=config.to_stderr),
     )
@@ -101,6 +102,7 @@ def resume(
     notify: Optional[str] = typer.Option(None, "--notify", help=NOTIFY_HELP),
     force: bool = typer.Option(False, "--force", help="Resume it even while another supervise runs it or resumes it."),
     mcp: Optional[bool] = typer.Option(None, "--mcp/--no-mcp", help=MCP_HELP),
+    everywhere: bool = typer.Option(False, "--all", "-a", help=PICK_HELP),
 ) -> None:
     """Start a new session linked to an earlier one: same command, directory, agent and
     options; the agent's own conversation carried on where its profile knows how; or, with --with, another agent
@@ -118,10 +120,10 @@ def resume(
         if session_id:  # with --last, a positional word is an extra argument
             extra = [session_id, *(extra or [])]
         old = store.latest()
-    elif session_id:
-        old = store.resolve(session_id)
-    else:
-        raise SuperviseError("which session?", "give an id (`supervise sessions` lists them) or --last", exit_code=2)
+    else:  # none given: picked at a terminal
+        from .picker import given_or_picked
+
+        old = store.resolve(given_or_picked(store, session_id, everywhere, "resume"))
     store.close()
     if not old["cwd"]:  # brought back from its recording, which does not say where it ran
         old["cwd"] = str(Path.cwd())
@@ -225,10 +227,12 @@ def agent_cmd(
 
 def demo() -> None:
     """The whole idea in a minute: a demo agent works, compacts, and is given its context back."""
+    from .. import config
     from ..run.session import RunOptions, run as run_session
 
     argv = [sys.executable, "-P", "-m", "supervisor.cli.demo_agent"]
-    code = run_session(RunOptions(argv=argv, name="demo", agent="demo", inject="type"))
+    # a demo of compaction: a brief of earlier demos would wait for a prompt it never reads
+    code = run_session(RunOptions(argv=argv, name="demo", agent="demo", inject="type", settings=config.load(brief=False)))
     sid = open_store().latest()["id"]
     typer.echo(
         f"\nsupervise demo: session {sid}. Look at it with:\n"

@@ -13,7 +13,7 @@ import typer
 from ..contexts import compare, lastround
 from ..errors import SuperviseError
 from ..plaintext import clip, json_rows, json_text, plain
-from .shared import BACKEND_HELP, local_time, open_store
+from .shared import BACKEND_HELP, PICK_HELP, local_time, open_store
 
 SESSIONS_SHOWN = 50  # `supervise sessions` without --all: a screenful or two, not thousands of lines
 # A row of `supervise sessions` stays one line: its name and command clipped (--json has them whole).
@@ -94,14 +94,47 @@ def ps(
         store.close()
 
 
+def _show_at(store, session_id: str, at, lines: int) -> None:
+    """`show ID --at OFFSET`: the log's lines around the byte, `>` on the one that holds it."""
+    from ..memory import excerpts
+    from ..memory.query import LINE_SHOWN
+
+    if isinstance(at, str) and not at.isdigit():
+        raise SuperviseError(
+            f"show: {plain(at, newlines=False)[:40]!r} is no byte offset", "give a hit's id as search prints it: ID@OFFSET", exit_code=2
+        )
+    s = store.resolve(session_id)
+    try:
+        _, shown, hit = excerpts.log_lines(s.get("log_path") or "", int(at), lines, lines // 2, LINE_SHOWN)
+    except OSError as exc:
+        raise SuperviseError(
+            f"show: session {s['id']} has no text log to read ({exc.strerror or exc})", "its recording may have been removed"
+        ) from None
+    for n, line in enumerate(shown):
+        typer.echo(f"{'>' if n == hit else '|'} {line}")
+
+
 def show(
-    session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
+    session_id: Optional[str] = typer.Argument(
+        None, help="Session id (any unique prefix), or a search hit's id (ID@OFFSET); none: pick one."
+    ),
+    everywhere: bool = typer.Option(False, "--all", "-a", help=PICK_HELP),
+    at: Optional[int] = typer.Option(
+        None, "--at", min=0, metavar="OFFSET", help="Print its text log around this byte (a search hit's offset)."
+    ),
+    lines: int = typer.Option(20, "--lines", min=1, max=1000, metavar="N", help="With --at: how many lines."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Show one session with its events, its context rounds and related sessions."""
+    """Show one session with its events, its context rounds and related sessions; with --at
+    (or a hit's id), the lines of its text log around a place instead."""
     from ..recording.export import session_json
 
+    from .picker import given_or_picked
+
     store = open_store(write=False)
+    session_id, _, offset = given_or_picked(store, session_id, everywhere, "show").partition("@")
+    if at is not None or offset:
+        return _show_at(store, session_id, at if at is not None else offset, lines)
     data = session_json(store, store.resolve(session_id))
     rounds = store.contexts(data["id"])
     data["contexts"] = [{k: c[k] for k in CONTEXT_KEYS} for c in rounds]
@@ -250,12 +283,15 @@ def summarize(
 
 
 def context_cmd(
-    session_id: str = typer.Argument(..., help="Session id (any unique prefix)."),
+    session_id: Optional[str] = typer.Argument(None, help="Session id (any unique prefix); none: pick one."),
+    everywhere: bool = typer.Option(False, "--all", "-a", help=PICK_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the whole context record as JSON."),
 ) -> None:
     """Print the latest context prompt of a session."""
+    from .picker import given_or_picked
+
     store = open_store(write=False)
-    session = store.resolve(session_id)
+    session = store.resolve(given_or_picked(store, session_id, everywhere, "context"))
     row = _last_round(store, session)
     if row is None:
         raise SuperviseError(f"session {session['id']} has no context yet", f"make one with `supervise summarize {session['id']}`")

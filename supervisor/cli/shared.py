@@ -48,3 +48,6 @@ def usage_no_command() -> NoReturn:
         print(f"  {command:<22} {what.format(known=', '.join(known))}", file=sys.stderr)
     print(f"\nsupervise: no command given (hint: `supervise -- {known[0]}`, or `supervise --help` for every command)", file=sys.stderr)
     sys.exit(2)
+
+
+PICK_HELP = "With no id: pick among every project's sessions, not only the current folder's."

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
-from ..memory.search import reindex
+from ..memory.reindex import reindex
 from ..recording.reimport import Reimported, events_again, reimport
 from ..store.database import Store
 from ..store.repair import is_sound, rebuild, refuse_if_running, unlisted, without_events

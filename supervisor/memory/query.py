@@ -14,13 +14,14 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
+from .. import bigrams
 from ..plaintext import clip, plain
 from ..redact import by_line, redact
 
 # The index's marks around a matched word (highlight()): characters no log line holds.
 OPEN, CLOSE = "\x01", "\x02"
 LINE_SHOWN = 240  # characters of a hit's line, around its first match
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(rf"(?:\w|[{bigrams.CHARS}])+")  # (a Thai vowel is a mark, not a \w)
 _TERM = re.compile(r'"([^"]*)"|(\S+)')
 _RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -42,12 +43,42 @@ def terms(text: str) -> list[str]:
 
 
 def match(text: str, every: bool = True) -> str:
-    """The FTS5 expression for `text`: all its terms (`every`), else any of them."""
+    """The FTS5 expression for `text` in the word index: all its terms (`every`), else any of them."""
+    quoted = [f'"{t}"' for t in dict.fromkeys(_found(text))]  # a term is letters, digits and spaces: no quote inside
+    return (" AND " if every else " OR ").join(quoted)
+
+
+def unspaced(text: str) -> bool:
+    """Does the query hold a script written without spaces? Then the second index answers it
+    (store/grams.py: it holds the whole text of every row that has such a script)."""
+    return any(bigrams.holds(t) for t in terms(text))
+
+
+def grams_match(text: str, every: bool = True) -> str:
+    """The FTS5 expression for `text` in the second index (bigrams.py)."""
+    return (" AND " if every else " OR ").join(bigrams.phrase(t) for t in dict.fromkeys(_found(text)))
+
+
+def _found(text: str) -> list[str]:
     found = terms(text)
     if not found:
         raise BadQuery("the query has no words to search for")
-    quoted = [f'"{t}"' for t in dict.fromkeys(found)]  # a term is letters, digits and spaces: no quote inside
-    return (" AND " if every else " OR ").join(quoted)
+    return found
+
+
+def marked(text: str, words: tuple[str, ...]) -> str:
+    """`text` with the index's marks around each place a query's term stands (bigrams.places):
+    what highlight() gives for the word index, made here for the second (it holds no text)."""
+    spans: list[tuple[int, int]] = []
+    for term in words:
+        for a, b in bigrams.places(text, term):
+            if b > a and not any(x < b and a < y for x, y in spans):
+                spans.append((a, b))
+    out, done = [], 0
+    for a, b in sorted(spans):
+        out += [text[done:a], OPEN, text[a:b], CLOSE]
+        done = b
+    return "".join(out) + text[done:]
 
 
 def since(text: str, now: datetime | None = None) -> str:
@@ -114,12 +145,15 @@ def _marked(raw: str) -> list[str]:
 
 
 def mark(text: str, words: set[str], at: int = 0) -> Line:
-    """`text` as a hit shows it, with `words` marked wherever they stand whole: secrets are
+    """`text` as a hit shows it, with `words` marked wherever they stand whole (a stretch of a
+    script written without spaces wherever it stands): secrets are
     masked first, and a word that was part of one is not found again."""
     shown = " ".join(plain(redact(text), newlines=False).split())
     marks: list[tuple[int, int]] = []
     for word in sorted(words, key=len, reverse=True):
-        for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", shown):
+        # (a stretch of a script written without spaces stands inside its run)
+        before, after = ("", "") if bigrams.holds(word) else (r"(?<!\w)", r"(?!\w)")
+        for m in re.finditer(rf"{before}{re.escape(word)}{after}", shown):
             if not any(a < m.end() and m.start() < b for a, b in marks):
                 marks.append((m.start(), m.end()))
     return Line(shown, tuple(sorted(marks)), at)

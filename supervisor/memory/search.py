@@ -10,13 +10,13 @@ Reads only: the index is kept by the recorder and the context keeper as logs gro
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from collections import Counter
+from dataclasses import asdict, dataclass, replace
 
-from ..recording import logindex
-from ..store import damage
+from .. import bigrams
+from ..store import damage, grams
 from ..store.database import Store
-from . import query
+from . import named, query, tally
 from .query import CLOSE, OPEN, Line
 
 LIMIT = 10
@@ -30,6 +30,8 @@ RANKED = 20_000  # the most matching chunks a query ranks; words in more are fou
 SCOPED = 200_000
 RUNS = 2_000
 LINES_PER_CHUNK = 3  # matching lines shown from one chunk of a log (the others: `excerpt`)
+PER_SESSION = 3  # hits shown of one session (how many more it holds is counted) unless one session is searched
+ROUNDS = 4  # times the index is asked for chunks of other sessions than those it found enough of
 RERANKED = 10  # the fewest chunks whose lines are ranked by the words they hold
 
 
@@ -47,18 +49,20 @@ class Scope:
 class Hit:
     """One line found, and the session it is from."""
 
-    id: str  # "SESSION@OFFSET" (a text log's line) or "SESSION#ROUND" (a context)
+    id: str  # "SESSION@OFFSET" (a text log's line), "SESSION#ROUND" (a context) or "SESSION" (its name)
     session_id: str
     agent: str | None
     project: str | None  # the folder it ran in (its git top-level)
     branch: str | None
     project_key: str | None  # what its project is known by (project.py)
     when: str  # UTC ISO: the session's start, or the context's making
-    source: str  # log | context
+    source: str  # log | context | session (its name, agent, branch or id)
     offset: int | None  # where in the text log its line's first match is, in bytes (log hits)
     round: int | None  # the context's round (context hits)
     line: Line
     rank: float
+    matches: int = 0  # lines of its session that match (log, contexts, name); tally.py
+    matches_more: bool = False  # the session has more matching chunks than were counted: at least `matches`
 
     def as_json(self) -> dict:
         out = asdict(self)
@@ -80,44 +84,114 @@ def _where(scope: Scope) -> tuple[str, dict]:
     return "".join(f" and {_SCOPE_SQL[k]}" for k in params), params
 
 
+@dataclass(frozen=True)
+class Index:
+    """Which of the two full-text indexes a query asks (store/grams.py), and how."""
+
+    logs: str  # its table over the logs' chunks
+    contexts: str  # its table over the contexts
+    expression: str  # the query in its syntax
+    words: tuple[str, ...] | None  # the query's terms, to mark in a hit's text (None: the index marks them)
+
+
 def search(store: Store, text: str, scope: Scope = Scope(), limit: int = LIMIT) -> list[Hit]:
-    """The best `limit` hits for `text` (query.BadQuery when it has no words)."""
-    hits = _search(store, query.match(text), scope, limit)
-    if not hits and len(query.terms(text)) > 1:
-        hits = _search(store, query.match(text, every=False), scope, limit)
-    return hits
+    """The best `limit` hits for `text` (query.BadQuery when it has no words): the sessions
+    whose names hold every word first, then the lines of logs and contexts."""
+    indexes = _indexes(text, every=True)  # (BadQuery before anything is read)
+    sessions = _named(store, query.terms(text), scope, limit)
+    hits = _search(store, indexes, scope, limit)
+    if not hits and not sessions and len(query.terms(text)) > 1:
+        indexes = _indexes(text, every=False)
+        hits = _search(store, indexes, scope, limit)
+    shown = _grouped(sessions + hits, limit if scope.session else PER_SESSION)[:limit]
+    return _readable(store, lambda: _counted(store, indexes, shown), shown)
 
 
-def _search(store: Store, expression: str, scope: Scope, limit: int) -> list[Hit]:
+def more_after(hits: list[Hit], i: int) -> str:
+    """After hit `i`, the last shown of its session: how many more lines of it match ("97",
+    "12+" where it holds more than were counted); "" after any other, or with none more."""
+    h = hits[i]
+    if i + 1 < len(hits) and hits[i + 1].session_id == h.session_id:
+        return ""
+    more = max(0, h.matches - sum(x.session_id == h.session_id for x in hits))
+    return f"{more:,}{'+' if h.matches_more else ''}" if more or h.matches_more else ""
+
+
+def _grouped(hits: list[Hit], most: int) -> list[Hit]:
+    """Each session's hits together, at most `most` of them, the session of the best hit first."""
+    order: dict[str, int] = {}
+    kept: list[Hit] = []
+    for hit in hits:
+        order.setdefault(hit.session_id, len(order))
+        if sum(h.session_id == hit.session_id for h in kept) < most:
+            kept.append(hit)
+    return sorted(kept, key=lambda h: order[h.session_id])
+
+
+def _counted(store: Store, indexes: list[Index], hits: list[Hit]) -> list[Hit]:
+    """Each hit with how many lines of its session match (tally.py)."""
+    counts = {}
+    for sid in dict.fromkeys(h.session_id for h in hits):
+        lines, more = tally.matching_lines(store.conn, indexes, sid)
+        counts[sid] = (lines + any(h.source == "session" and h.session_id == sid for h in hits), more)
+    return [replace(h, matches=counts[h.session_id][0], matches_more=counts[h.session_id][1]) for h in hits]
+
+
+def _named(store: Store, terms: list[str], scope: Scope, limit: int) -> list[Hit]:
     where, params = _where(scope)
-    params = {**params, "q": expression, "n": limit * OVERFETCH}
+    found = _readable(store, lambda: named.sessions(store.conn, terms, where, params, limit), [])
+    return [
+        Hit(
+            s["session_id"],
+            s["session_id"],
+            s["agent"],
+            s["project"],
+            s["branch"],
+            s["project_key"],
+            s["when"] or "",
+            "session",
+            None,
+            None,
+            line,
+            0.0,
+        )
+        for s, line in found
+    ]
+
+
+def _indexes(text: str, every: bool) -> list[Index]:
+    """The index that answers `text`: the second where it holds a script written without
+    spaces (every word of it is in rows that do); for any of its words, the word index too
+    for the words in other scripts."""
+    words = Index("log_chunks_fts", "contexts_fts", "", None)
+    if not query.unspaced(text):
+        return [replace(words, expression=query.match(text, every))]
+    (logs, _), (contexts, _) = grams.TABLES["log_chunks"], grams.TABLES["contexts"]
+    out = [Index(logs, contexts, query.grams_match(text, every), tuple(query.terms(text)))]
+    spaced = [t for t in query.terms(text) if not bigrams.holds(t)]
+    if spaced and not every:
+        out.append(replace(words, expression=query.match(" ".join(f'"{t}"' for t in spaced), every)))
+    return out
+
+
+def _search(store: Store, indexes: list[Index], scope: Scope, limit: int) -> list[Hit]:
     conn = store.conn
-    found: list[tuple[float, str, str, int, dict]] = []  # (rank, when, source, key, session)
-    logs = _readable(store, lambda: _logs(conn, where, params), [])
-    contexts = _readable(
-        store,
-        lambda: conn.execute(
-            "select c.id, f.rank, s.id, s.agent, s.project, s.branch, s.project_key, c.created from contexts_fts f"
-            " join contexts c on c.id = f.rowid join sessions s on s.id = c.session_id"
-            f" where contexts_fts match :q{where} order by f.rank limit :n",
-            params,
-        ).fetchall(),
-        [],
-    )
-    for source, rows in (("log", logs), ("context", contexts)):
-        for key, rank, sid, agent, proj, branch, proj_key, when in rows:
-            session = {"session_id": sid, "agent": agent, "project": proj, "branch": branch, "project_key": proj_key}
-            found.append((rank, when or "", source, key, session))
-    # bm25 is negative, lower better; equals (to a step) newest first
-    found.sort(key=lambda f: f[1], reverse=True)
-    found.sort(key=lambda f: round(f[0] / RANK_STEP))  # stable: the newer first among equals
+    per_chunk = limit if scope.session else LINES_PER_CHUNK  # one session's: every line of each chunk
+    found = _found(store, indexes, scope, limit)
     # a line that holds more of the words first (the index matched them in a chunk, maybe
     # lines apart), among the best chunks: each one's lines cost a query
-    best = found[: max(limit, RERANKED)]
+    best: list[tuple[float, str, str, int, dict, Index]] = []
+    chunks: dict[str, int] = {}  # of each session among them
+    for f in found:
+        sid = f[4]["session_id"]
+        if scope.session or chunks.get(sid, 0) < PER_SESSION:
+            chunks[sid] = chunks.get(sid, 0) + 1
+            best.append(f)
+    best = best[: max(limit, RERANKED)]
     candidates = [
         hit
-        for rank, when, source, key, session in best
-        for hit in _readable(store, lambda: _hits(conn, expression, source, key, rank, when, session), [])
+        for rank, when, source, key, session, index in best
+        for hit in _readable(store, lambda: _hits(conn, index, source, key, rank, when, session, per_chunk), [])
     ]
     candidates.sort(key=lambda hit: -hit.line.terms)
     hits: list[Hit] = []
@@ -126,7 +200,60 @@ def _search(store: Store, expression: str, scope: Scope, limit: int) -> list[Hit
         if (hit.session_id, hit.line.text) not in seen:
             seen.add((hit.session_id, hit.line.text))
             hits.append(hit)
-    return hits[:limit]
+    return hits  # (more than `limit`: a session's hits past PER_SESSION give way to others')
+
+
+def _found(store: Store, indexes: list[Index], scope: Scope, limit: int) -> list[tuple[float, str, str, int, dict, Index]]:
+    """The best chunks and contexts, sorted: (rank, when, source, key, session, index). Where
+    a few sessions hold all of them (a common word's newest matches are one long session's),
+    asked again without those, up to ROUNDS times: hits are shown a few of each session."""
+    where, params = _where(scope)
+    found: list[tuple[float, str, str, int, dict, Index]] = []
+    full: list[str] = []  # sessions with PER_SESSION candidates or more
+    for _ in range(1 if scope.session else ROUNDS):
+        without = "".join(f", :skip{i}" for i in range(len(full)))[2:]
+        asked = {**params, **{f"skip{i}": sid for i, sid in enumerate(full)}}
+        more = []
+        for index in indexes:
+            more += _candidates(
+                store,
+                index,
+                where + (f" and s.id not in ({without})" if full else ""),
+                {**asked, "q": index.expression, "n": limit * OVERFETCH},
+            )
+        found += more
+        per = Counter(f[4]["session_id"] for f in found)
+        full = [sid for sid, n in per.items() if n >= PER_SESSION]
+        if not more or not full or len(per) * PER_SESSION >= limit:
+            break
+    if len(indexes) > 1:  # a row both found: its best rank once
+        found = list({(f[2], f[3]): f for f in sorted(found, key=lambda f: -f[0])}.values())
+    # bm25 is negative, lower better; equals (to a step) newest first
+    found.sort(key=lambda f: f[1], reverse=True)
+    found.sort(key=lambda f: round(f[0] / RANK_STEP))  # stable: the newer first among equals
+    return found
+
+
+def _candidates(store: Store, index: Index, where: str, params: dict) -> list[tuple[float, str, str, int, dict, Index]]:
+    """The best chunks of the logs and the best contexts one index finds."""
+    conn = store.conn
+    logs = _readable(store, lambda: _logs(conn, index.logs, where, params), [])
+    contexts = _readable(
+        store,
+        lambda: conn.execute(
+            f"select c.id, f.rank, s.id, s.agent, s.project, s.branch, s.project_key, c.created from {index.contexts} f"
+            " join contexts c on c.id = f.rowid join sessions s on s.id = c.session_id"
+            f" where {index.contexts} match :q{where} order by f.rank limit :n",
+            params,
+        ).fetchall(),
+        [],
+    )
+    out = []
+    for source, rows in (("log", logs), ("context", contexts)):
+        for key, rank, sid, agent, proj, branch, proj_key, when in rows:
+            session = {"session_id": sid, "agent": agent, "project": proj, "branch": branch, "project_key": proj_key}
+            out.append((rank, when or "", source, key, session, index))
+    return out
 
 
 def _readable(store: Store, read, unread: list) -> list:
@@ -142,17 +269,17 @@ def _readable(store: Store, read, unread: list) -> list:
     return unread
 
 
-def _logs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple]:
+def _logs(conn: sqlite3.Connection, fts: str, where: str, params: dict) -> list[tuple]:
     """The best chunks of the logs: ranked by bm25 while the words are in at most RANKED
     chunks; past that, the newest (bm25 would walk every match for the words' weight and score
     each, a cost that grows with the logs; a word that common carries next to no weight)."""
     select = (
-        "select c.id, {rank}, s.id, s.agent, s.project, s.branch, s.project_key, s.started from log_chunks_fts f"
+        f"select c.id, {{rank}}, s.id, s.agent, s.project, s.branch, s.project_key, s.started from {fts} f"
         " join log_chunks c on c.id = f.rowid join sessions s on s.id = c.session_id"
-        f" where log_chunks_fts match :q{where}{{floor}} order by {{order}} limit :n"
+        f" where {fts} match :q{where}{{floor}} order by {{order}} limit :n"
     )
     floor = conn.execute(
-        "select rowid from log_chunks_fts where log_chunks_fts match :q order by rowid desc limit 1 offset :cap",
+        f"select rowid from {fts} where {fts} match :q order by rowid desc limit 1 offset :cap",
         {"q": params["q"], "cap": RANKED},
     ).fetchone()
     if floor is None:
@@ -170,8 +297,7 @@ def _logs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple]:
         found += [
             rowid
             for (rowid,) in conn.execute(
-                "select rowid from log_chunks_fts where log_chunks_fts match :q and rowid between :low and :high"
-                " order by rowid desc limit :n",
+                f"select rowid from {fts} where {fts} match :q and rowid between :low and :high order by rowid desc limit :n",
                 {"q": params["q"], "low": low, "high": high, "n": params["n"] - len(found)},
             )
         ]
@@ -207,9 +333,17 @@ def _runs(conn: sqlite3.Connection, where: str, params: dict) -> list[tuple[int,
     return None if len(runs) > RUNS else [(low, high) for low, high in reversed(runs)]
 
 
-def _hits(conn: sqlite3.Connection, expression: str, source: str, key: int, rank: float, when: str, session: dict) -> list[Hit]:
-    """One candidate as hits: its best lines, marked by the index itself."""
-    if source == "log":
+def _hits(
+    conn: sqlite3.Connection, index: Index, source: str, key: int, rank: float, when: str, session: dict, per_chunk: int
+) -> list[Hit]:
+    """One candidate as hits: its best lines, marked by the index itself (the word index), or
+    here (the second, which holds no text)."""
+    expression = index.expression
+    if index.words is not None:
+        table, column, place = ("log_chunks", "text", "start") if source == "log" else ("contexts", "prompt", "round")
+        row = conn.execute(f"select {column}, {place} from {table} where id = ?", [key]).fetchone()
+        row = row and (query.marked(row[0], index.words), row[1])
+    elif source == "log":
         row = conn.execute(
             "select highlight(log_chunks_fts, 0, char(1), char(2)), c.start from log_chunks_fts f join log_chunks c on c.id = f.rowid"
             " where log_chunks_fts match ? and f.rowid = ?",
@@ -227,7 +361,7 @@ def _hits(conn: sqlite3.Connection, expression: str, source: str, key: int, rank
     sid = session["session_id"]
     facts = (session["agent"], session["project"], session["branch"], session["project_key"], when, source)
     out = []
-    for line in query.lines(marked, LINES_PER_CHUNK):
+    for line in query.lines(marked, per_chunk):
         if source == "log":
             offset = where + _bytes_before(marked, line.at + line.first)  # the match: in a very long line, far from its start
             out.append(Hit(f"{sid}@{offset}", sid, *facts, offset, None, line, rank))
@@ -239,38 +373,3 @@ def _hits(conn: sqlite3.Connection, expression: str, source: str, key: int, rank
 def _bytes_before(marked: str, at: int) -> int:
     """Bytes of the chunk before character `at` (its marks not counted)."""
     return len(marked.replace(OPEN, "").replace(CLOSE, "")[:at].encode("utf-8"))
-
-
-def caught_up(store: Store) -> int:
-    """The end of each session whose recorder was stopped before it indexed it, indexed now
-    (where the data folder can be written); how many."""
-    if store.read_only or not logindex.behind(store):
-        return 0
-    return logindex.catch_up(store)
-
-
-def reindex(store: Store, report=None) -> tuple[int, int]:
-    """The search index made again from every session's text log (a running one's up to
-    where it is: its recorder adds the rest) and every context: for an index lost or damaged
-    (the logs are the record; the index is made from them). Returns (sessions, chunks)."""
-    conn = store.conn
-    store.mark_dead_sessions()
-    with conn:
-        # made to match its chunks first: deleting them from an index that lost them fails
-        conn.execute("insert into log_chunks_fts(log_chunks_fts) values ('rebuild')")
-        conn.execute("delete from log_chunks")
-        conn.execute("insert into log_chunks_fts(log_chunks_fts) values ('rebuild')")
-        conn.execute("insert into contexts_fts(contexts_fts) values ('rebuild')")
-    sessions = chunks = 0
-    for sid, log_path, status in conn.execute(
-        "select id, log_path, status from sessions where log_path is not null order by started"
-    ).fetchall():
-        path = Path(store.located(log_path) or log_path)
-        if not path.exists():
-            continue
-        index = logindex.index_new if status == "active" else logindex.finish
-        chunks += index(store, sid, path)
-        sessions += 1
-        if report is not None:
-            report(sessions)
-    return sessions, chunks

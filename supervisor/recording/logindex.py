@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..redact import redact
+from ..store import grams
 from ..store.database import ACTIVE, Store, supervisor_alive
 
 CHUNK = 8192  # bytes: a search hit shows a screenful or so around the word
@@ -114,7 +115,9 @@ def commit(store: Store, rows: list[Row], give_way: Callable[[], object] | None 
         with store.conn:  # (the table's triggers keep its full-text index up to date)
             if indexed_to(store, row[0]) != row[1]:
                 return n
-            store.conn.execute('insert into log_chunks (session_id, start, "end", text) values (?, ?, ?, ?)', row)
+            rowid = store.conn.execute('insert into log_chunks (session_id, start, "end", text) values (?, ?, ?, ?)', row).lastrowid
+            assert rowid is not None  # an insert always sets it
+            grams.add(store.conn, "log_chunks", rowid, row[3])
     return len(rows)
 
 

@@ -24,7 +24,7 @@ from ..store.database import COMPLETED, FAILED, INTERRUPTED, Event, Store, utcno
 from ..terminal import jobshell, tty
 from ..terminal.child import Outcome
 from ..terminal.pty_loop import PtyLoop
-from . import extras, recorderstart
+from . import exitnotes, extras, recorderstart
 from .claim import claim, claim_parent
 from .spawn import spawn
 
@@ -51,6 +51,7 @@ class RunOptions:
     on_limit: str | None = None  # --on-limit; None: the config's (not stored either)
     notify: str | None = None  # --notify; None: the config's (not stored either)
     force: bool = False  # resume the parent even while another supervisor carries it on
+    brief: bool | None = None  # --brief/--no-brief as given (the setting itself: settings)
     settings: config.Settings | None = None  # as the command resolved them (None: resolved here, with the flags above)
 
     @property
@@ -314,7 +315,9 @@ def _report(opts: RunOptions, plan: Plan, store: Store, done: Supervised, stderr
     outcome, notes = done.outcome, done.notes
     assert outcome is not None  # _supervise returns only once the loop has run
     if plan.pattern_set is not None:  # an agent we know: contexts are made for it
-        notes.extend(_injection_notes(plan.sid, opts, plan.inject, done.given, done.compacted))
+        notes.extend(exitnotes.injection(plan.sid, opts.parent_id, plan.inject, done.given, done.compacted))
+    if plan.settings.memory.brief and not opts.parent_id:
+        notes.extend(exitnotes.brief(plan.sid, opts.argv, opts.brief, plan.pattern_set is not None, plan.inject, store, done.given))
     if done.recorder_broken:
         notes.append(f"supervise: the recorder stopped ({done.recorder_broken}); see {plan.sdir / 'recorder.err'}")
     if outcome.interrupted_by is not None:
@@ -331,19 +334,6 @@ def _report(opts: RunOptions, plan: Plan, store: Store, done: Supervised, stderr
     notes.append(f"supervise: session {plan.sid} {status} ({how}) · resume with: supervise resume {plan.sid}")
     _tell(stderr, dict.fromkeys(notes))
     return outcome.exit_code
-
-
-def _injection_notes(sid: str, opts: RunOptions, inject: str, given: list[dict], compacted: bool) -> list[str]:
-    """One line after the agent exits on what was given back (or how to get it)."""
-    if given:
-        how = ", ".join(f"{d.get('reason')} via {d.get('channel')}" + ("" if d.get("confirmed") else " (not confirmed)") for d in given)
-        return [f"supervise: gave the agent its session context {len(given)} time(s): {how}"]
-    if not compacted and not opts.parent_id:
-        return []
-    whose = sid if compacted else opts.parent_id
-    if inject == "off":
-        return [f"supervise: context injection was off; the session context: supervise context {whose}"]
-    return [f"supervise: the session context was not given to the agent; see it with: supervise context {whose}"]
 
 
 def _finish(store: Store, sid: str, status: str, exit_code: int) -> str | None:

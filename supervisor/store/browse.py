@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import SuperviseError
 from ..plaintext import plain
+from . import grams
 
 TIMELINE_KINDS = (
     "compaction_started",
@@ -173,10 +174,12 @@ def metadata() -> dict:
     """A fresh copy each time (Datasette adds to the dict it is given)."""
     import copy
 
-    tables = {}
+    tables: dict[str, dict] = {}
     for name, (description, columns, options) in TABLES.items():
         tables[name] = {"description": description, "columns": columns, **options}
     tables["log_chunks"]["searchmode"] = "raw"
+    for second, _ in grams.TABLES.values():  # the search's second index holds no text to show
+        tables[second] = {"hidden": True}
     return {
         # only its user: the one who opened the sign-in URL `supervise browse` printed (or
         # `datasette --root`'s) is Datasette's root; nobody else sees a page, a row or a query

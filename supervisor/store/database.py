@@ -21,7 +21,7 @@ from ..plaintext import quoted
 from ..commandline import masked_data
 from ..redact import redact, redact_data
 from ..errors import SuperviseError
-from . import damage, readonly
+from . import damage, grams, readonly
 from .connection import BUSY_TIMEOUT, Connection, use_wal
 from .damage import damaged, is_damage
 from .migrations import apply as _apply_migrations
@@ -297,7 +297,8 @@ class Store:
             record["context"] = redact(context) if isinstance(context, str) else json.dumps(redact_data(context), ensure_ascii=False)
             if record.get("error"):
                 record["error"] = redact(record["error"])
-            self._insert_now("contexts", record)
+            rowid = self._insert_now("contexts", record)
+            grams.add(self.conn, "contexts", rowid, record["prompt"])
         context = self.latest_context(session_id)
         assert context is not None  # the round inserted above
         return context

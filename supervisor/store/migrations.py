@@ -282,6 +282,7 @@ def m014_secrets_masked(db: sqlite_utils.Database) -> None:
 
     from .. import commandline, paths
     from ..redact import redact
+    from . import remask
 
     size = db.execute("select coalesce(sum(length(text)), 0) from log_chunks").fetchone()[0]
     if size:
@@ -303,38 +304,21 @@ def m014_secrets_masked(db: sqlite_utils.Database) -> None:
             "update sessions set argv = ?, command = ?, name = ? where id = ?",
             [json.dumps(commandline.masked(argv)), shown, redact(name) if name else name, sid],
         )
-    _masked_rows(db, "events", ["detail"], _json_masked)
-    _masked_rows(db, "contexts", ["prompt", "context", "error"], _json_masked)
-    _masked_rows(db, "messages", ["content"], _json_masked)
-    _masked_rows(db, "log_chunks", ["text"], redact)
+    remask.rows(db, "events", ["detail"], remask.json_masked)
+    remask.rows(db, "contexts", ["prompt", "context", "error"], remask.json_masked)
+    remask.rows(db, "messages", ["content"], remask.json_masked)
+    remask.rows(db, "log_chunks", ["text"], redact)
 
 
-def _json_masked(value: str) -> str:
-    """A stored JSON text masked as it is stored now (a text that is not JSON masked as text)."""
-    import json
+@migrations()
+def m015_every_script_searched(db: sqlite_utils.Database) -> None:
+    # Text in scripts written without spaces (Chinese, Japanese, Thai, ...) is found by any
+    # stretch of it: a second index of such rows, as pairs of characters (store/grams.py).
+    from . import grams
 
-    from ..commandline import masked_data
-    from ..redact import redact
-
-    try:
-        return json.dumps(masked_data(json.loads(value)), ensure_ascii=False)
-    except ValueError:
-        return redact(value)
-
-
-def _masked_rows(db: sqlite_utils.Database, table: str, columns: list[str], mask: Callable[[str], str], batch: int = 1000) -> None:
-    """Each text of `columns` masked, a batch of rows at a time; a row written only if it changed
-    (its full-text index follows by the table's triggers)."""
-    last = 0
-    while True:
-        rows = db.execute(f'select id, {", ".join(columns)} from "{table}" where id > ? order by id limit ?', [last, batch]).fetchall()
-        if not rows:
-            return
-        for rowid, *values in rows:
-            masked = [mask(v) if isinstance(v, str) and v else v for v in values]
-            if masked != values:
-                db.execute(f'update "{table}" set {", ".join(f"{c} = ?" for c in columns)} where id = ?', [*masked, rowid])
-        last = rows[-1][0]
+    grams.create(db.conn)
+    for table in grams.TABLES:
+        grams.fill(db.conn, table)
 
 
 def applied(conn: sqlite3.Connection) -> list[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import SuperviseError
+from . import grams
 from .damage import is_damage, readable_rows
 from .database import ACTIVE, Store, supervisor_alive
 from .readonly import schema_read
@@ -118,6 +119,9 @@ def salvage(damaged: Path, store: Store) -> Kept:
     try:
         for table in TABLES:
             kept.rows[table] = _copy(source, store.conn, table)
+        with store.conn:
+            for table in grams.TABLES:
+                grams.fill(store.conn, table)
     finally:
         source.close()
     return kept
