@@ -13,6 +13,7 @@ or a run's last. The rest of the text stays as it is, for the words beside it.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # The scripts' blocks (their combining marks inside them: Thai vowels are marks).
 CHARS = (
@@ -29,16 +30,22 @@ CHARS = (
     "\uf900-\ufaff\uff66-\uff9f"  # CJK compatibility ideographs, halfwidth Katakana
     "\U00020000-\U0003134f"  # CJK ideographs, extensions B-G
 )
-RUN = re.compile(f"[{CHARS}]+")
 # The second index's columns: the text with its runs as pairs, and each run's last character.
 COLUMNS = ("text", "ends")
 # Its tokenizer: the word index's, with combining marks kept inside a word (Thai vowels).
 TOKENIZER = "porter unicode61 categories 'L* N* Co M*'"
 
 
+@cache
+def _run() -> re.Pattern:
+    """A run of such characters (compiled when first asked: every process that opens the
+    database imports this module, few of them meet such text)."""
+    return re.compile(f"[{CHARS}]+")
+
+
 def holds(text: str) -> bool:
     """Whether `text` has any character of these scripts (only such rows are in the second index)."""
-    return RUN.search(text) is not None
+    return _run().search(text) is not None
 
 
 def indexed(text: str) -> tuple[str, str]:
@@ -52,13 +59,13 @@ def indexed(text: str) -> tuple[str, str]:
         ends.append(run[-1])
         return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
 
-    return RUN.sub(pairs, text), " ".join(ends)
+    return _run().sub(pairs, text), " ".join(ends)
 
 
 def phrase(term: str) -> str:
     """The second index's expression for a query's term (its words separated by spaces,
     no quote inside): one character alone is found as a pair's first or a run's last."""
-    if RUN.fullmatch(term) and len(term) == 1:
+    if _run().fullmatch(term) and len(term) == 1:
         return f'("{term}" * OR ends : "{term}")'
     return '"' + " ".join(indexed(term)[0].split()) + '"'
 
@@ -70,7 +77,7 @@ def places(text: str, term: str) -> list[tuple[int, int]]:
     for word in term.split():
         pieces = [p for p in re.split(f"([{CHARS}]+)", word) if p]
         for n, piece in enumerate(pieces):
-            if RUN.fullmatch(piece):
+            if _run().fullmatch(piece):
                 parts.append(re.escape(piece))
             else:  # a whole word where it does not touch a run
                 parts.append(("" if n else r"(?<!\w)") + re.escape(piece) + ("" if n < len(pieces) - 1 else r"(?!\w)"))
