@@ -31,10 +31,8 @@ class Choice:
     words: str  # what typing filters, casefolded
 
 
-def given_or_picked(store: Store, given: str | None, everywhere: bool, what: str) -> str:
-    """The session id given, else the one picked among this folder's project's sessions."""
-    if given:
-        return given
+def picked(store: Store, everywhere: bool, what: str) -> str:
+    """The id of the session picked among this folder's project's sessions (--all: every project's)."""
     from .. import project
     from ..store import projects
 

@@ -120,10 +120,12 @@ def resume(
         if session_id:  # with --last, a positional word is an extra argument
             extra = [session_id, *(extra or [])]
         old = store.latest()
+    elif session_id:
+        old = store.resolve(session_id)
     else:  # none given: picked at a terminal
-        from .picker import given_or_picked
+        from .picker import picked
 
-        old = store.resolve(given_or_picked(store, session_id, everywhere, "resume"))
+        old = store.resolve(picked(store, everywhere, "resume"))
     store.close()
     if not old["cwd"]:  # brought back from its recording, which does not say where it ran
         old["cwd"] = str(Path.cwd())

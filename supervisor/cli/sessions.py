@@ -129,10 +129,12 @@ def show(
     (or a hit's id), the lines of its text log around a place instead."""
     from ..recording.export import session_json
 
-    from .picker import given_or_picked
-
     store = open_store(write=False)
-    session_id, _, offset = given_or_picked(store, session_id, everywhere, "show").partition("@")
+    if session_id is None:  # at a terminal: picked
+        from .picker import picked
+
+        session_id = picked(store, everywhere, "show")
+    session_id, _, offset = session_id.partition("@")
     if at is not None or offset:
         return _show_at(store, session_id, at if at is not None else offset, lines)
     data = session_json(store, store.resolve(session_id))
@@ -288,10 +290,12 @@ def context_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the whole context record as JSON."),
 ) -> None:
     """Print the latest context prompt of a session."""
-    from .picker import given_or_picked
-
     store = open_store(write=False)
-    session = store.resolve(given_or_picked(store, session_id, everywhere, "context"))
+    if session_id is None:  # at a terminal: picked
+        from .picker import picked
+
+        session_id = picked(store, everywhere, "context")
+    session = store.resolve(session_id)
     row = _last_round(store, session)
     if row is None:
         raise SuperviseError(f"session {session['id']} has no context yet", f"make one with `supervise summarize {session['id']}`")
