@@ -61,6 +61,23 @@ def test_a_hit_is_shown_with_the_lines_around_it_and_show_at_prints_the_log_ther
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no byte offset" in bad.stderr
 
 
+def test_a_context_hit_is_shown_with_the_lines_of_its_context_around_it(tmp_path, home):
+    from supervisor.store.database import Store
+
+    a = repo(tmp_path / "a")
+    sid = record(a, "nothing to see")
+    store = Store(home / "supervise.db")
+    try:
+        base = {"original_request": "x", "current_task": "x", "completed_steps": [], "pending_steps": []}
+        prompt = "\n".join(["[supervise] round 1", "first", "second", "the kestrel decision", "fourth", "fifth"])
+        store.add_context(sid, lambda r: prompt, trigger="end", source="heuristic", context=base)
+    finally:
+        store.close()
+    lines = search(a, "kestrel", "-C", "1").stdout.splitlines()
+    assert lines[0].startswith(sid) and " context " in lines[0]
+    assert lines[1:] == ["        | second", "        > the kestrel decision", "        | fourth"]
+
+
 def test_the_mcp_server_gives_the_same_counts(tmp_path, home, mcp):
     a = repo(tmp_path / "a")
     big = many(a, "kestrel", 10)
