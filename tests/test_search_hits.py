@@ -83,4 +83,4 @@ def test_the_mcp_server_gives_the_same_counts(tmp_path, home, mcp):
     big = many(a, "kestrel", 10)
     answer = mcp(a).call("search", query="kestrel")
     assert f"… 7 more matching lines in session {big}" in answer
-    assert "3 hits in 1 sessions" in answer
+    assert "3 hits in 1 session for" in answer

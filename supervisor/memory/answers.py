@@ -62,7 +62,7 @@ def search(store: Store, text: str, scope: searching.Scope, limit: int) -> str:
     sessions = len({h.session_id for h in hits})
     lines = [
         FRAME,
-        f"{len(hits)} hits in {sessions} sessions for {clean(text, 80)!r} in {where}, best first (id · agent · when · where · line):",
+        f"{len(hits)} hits in {sessions} session{'s' if sessions != 1 else ''} for {clean(text, 80)!r} in {where}, best first (id · agent · when · where · line):",
     ]
     for i, h in enumerate(hits):
         kind = f"context round {h.round}" if h.source == "context" else "its name" if h.source == "session" else "log"
