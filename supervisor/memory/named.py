@@ -6,9 +6,11 @@ session "payments rework" and searches `payments` wants that session first."""
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 
 from .. import bigrams
 from ..plaintext import plain
+from . import query
 from .query import Line
 
 SEP = " · "
@@ -34,14 +36,10 @@ def sessions(conn: sqlite3.Connection, terms: list[str], where: str, params: dic
         if not all(w in raw for t in folded for w in t.split()):  # the cheap test first
             continue
         text = SEP.join(plain(p, newlines=False) for p in (name, agent, branch, sid) if p)
-        places = [bigrams.places(text, t) for t in terms]
-        if all(places):
-            marks: list[tuple[int, int]] = []
-            for a, b in sorted(span for found in places for span in found):
-                if not marks or a >= marks[-1][1]:
-                    marks.append((a, b))
+        if all(bigrams.places(text, t) for t in terms):
             row = {"session_id": sid, "agent": agent, "project": proj, "branch": branch, "project_key": proj_key, "when": started}
-            out.append((row, Line(text, tuple(marks), 0, terms=len(terms))))
+            [line] = query.lines(query.marked(text, tuple(terms)), 1)  # (one line: the marks as a hit's line has them)
+            out.append((row, replace(line, terms=len(terms))))
             if len(out) == limit:
                 break
     return out
