@@ -45,7 +45,7 @@ def _run() -> re.Pattern:
 
 def holds(text: str) -> bool:
     """Whether `text` has any character of these scripts (only such rows are in the second index)."""
-    return _run().search(text) is not None
+    return not text.isascii() and _run().search(text) is not None  # (most text is ASCII: told at once)
 
 
 def indexed(text: str) -> tuple[str, str]:
