@@ -10,7 +10,6 @@ Reads only: the index is kept by the recorder and the context keeper as logs gro
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
 from dataclasses import asdict, dataclass, replace
 
 from .. import bigrams
@@ -31,7 +30,7 @@ SCOPED = 200_000
 RUNS = 2_000
 LINES_PER_CHUNK = 3  # matching lines shown from one chunk of a log (the others: `excerpt`)
 PER_SESSION = 3  # hits shown of one session (how many more it holds is counted) unless one session is searched
-ROUNDS = 4  # times the index is asked for chunks of other sessions than those it found enough of
+POOL = 4  # candidates read per hit wanted, past OVERFETCH: a long session's chunks leave room for other sessions
 RERANKED = 10  # the fewest chunks whose lines are ranked by the words they hold
 
 
@@ -204,28 +203,14 @@ def _search(store: Store, indexes: list[Index], scope: Scope, limit: int) -> lis
 
 
 def _found(store: Store, indexes: list[Index], scope: Scope, limit: int) -> list[tuple[float, str, str, int, dict, Index]]:
-    """The best chunks and contexts, sorted: (rank, when, source, key, session, index). Where
-    a few sessions hold all of them (a common word's newest matches are one long session's),
-    asked again without those, up to ROUNDS times: hits are shown a few of each session."""
+    """The best chunks and contexts, sorted: (rank, when, source, key, session, index); POOL
+    times as many as one session's hits need, so that a few long sessions (a common word's
+    newest matches) leave room for others: hits show at most PER_SESSION of each."""
     where, params = _where(scope)
+    n = limit * OVERFETCH * (1 if scope.session else POOL)
     found: list[tuple[float, str, str, int, dict, Index]] = []
-    full: list[str] = []  # sessions with PER_SESSION candidates or more
-    for _ in range(1 if scope.session else ROUNDS):
-        without = "".join(f", :skip{i}" for i in range(len(full)))[2:]
-        asked = {**params, **{f"skip{i}": sid for i, sid in enumerate(full)}}
-        more = []
-        for index in indexes:
-            more += _candidates(
-                store,
-                index,
-                where + (f" and s.id not in ({without})" if full else ""),
-                {**asked, "q": index.expression, "n": limit * OVERFETCH},
-            )
-        found += more
-        per = Counter(f[4]["session_id"] for f in found)
-        full = [sid for sid, n in per.items() if n >= PER_SESSION]
-        if not more or not full or len(per) * PER_SESSION >= limit:
-            break
+    for index in indexes:
+        found += _candidates(store, index, where, {**params, "q": index.expression, "n": n})
     if len(indexes) > 1:  # a row both found: its best rank once
         found = list({(f[2], f[3]): f for f in sorted(found, key=lambda f: -f[0])}.values())
     # bm25 is negative, lower better; equals (to a step) newest first
