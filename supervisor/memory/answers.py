@@ -53,7 +53,9 @@ def clean(text: str, most: int = 600) -> str:
 
 def search(store: Store, text: str, scope: searching.Scope, limit: int) -> str:
     try:
-        hits = searching.search(store, text, scope, limit)
+        # an agent is given every line that fits (it reads them all, then asks for a session or
+        # an excerpt): grouped by session, with the counts, as a person sees them
+        hits = searching.search(store, text, scope, limit, per_session=limit)
     except query.BadQuery as exc:
         raise Refused(str(exc)) from None
     where = f"project {clean(_folder(store, scope.project), 200)}" if scope.project else "every project"

@@ -29,7 +29,7 @@ RANKED = 20_000  # the most matching chunks a query ranks; words in more are fou
 SCOPED = 200_000
 RUNS = 2_000
 LINES_PER_CHUNK = 3  # matching lines shown from one chunk of a log (the others: `excerpt`)
-PER_SESSION = 3  # hits shown of one session (how many more it holds is counted) unless one session is searched
+PER_SESSION = 3  # hits shown of one session to a person (how many more it holds is counted) unless one session is searched
 POOL = 4  # candidates read per hit wanted, past OVERFETCH: a long session's chunks leave room for other sessions
 RERANKED = 10  # the fewest chunks whose lines are ranked by the words they hold
 
@@ -93,16 +93,17 @@ class Index:
     words: tuple[str, ...] | None  # the query's terms, to mark in a hit's text (None: the index marks them)
 
 
-def search(store: Store, text: str, scope: Scope = Scope(), limit: int = LIMIT) -> list[Hit]:
+def search(store: Store, text: str, scope: Scope = Scope(), limit: int = LIMIT, per_session: int = PER_SESSION) -> list[Hit]:
     """The best `limit` hits for `text` (query.BadQuery when it has no words): the sessions
     whose names hold every word first, then the lines of logs and contexts."""
     indexes = _indexes(text, every=True)  # (BadQuery before anything is read)
     sessions = _named(store, query.terms(text), scope, limit)
-    hits = _search(store, indexes, scope, limit)
+    most = limit if scope.session else per_session  # hits of one session
+    hits = _search(store, indexes, scope, limit, most)
     if not hits and not sessions and len(query.terms(text)) > 1:
         indexes = _indexes(text, every=False)
-        hits = _search(store, indexes, scope, limit)
-    shown = _grouped(sessions + hits, limit if scope.session else PER_SESSION)[:limit]
+        hits = _search(store, indexes, scope, limit, most)
+    shown = _grouped(sessions + hits, most)[:limit]
     return _readable(store, lambda: _counted(store, indexes, shown), shown)
 
 
@@ -173,7 +174,7 @@ def _indexes(text: str, every: bool) -> list[Index]:
     return out
 
 
-def _search(store: Store, indexes: list[Index], scope: Scope, limit: int) -> list[Hit]:
+def _search(store: Store, indexes: list[Index], scope: Scope, limit: int, most: int) -> list[Hit]:
     conn = store.conn
     per_chunk = limit if scope.session else LINES_PER_CHUNK  # one session's: every line of each chunk
     found = _found(store, indexes, scope, limit)
@@ -183,7 +184,7 @@ def _search(store: Store, indexes: list[Index], scope: Scope, limit: int) -> lis
     chunks: dict[str, int] = {}  # of each session among them
     for f in found:
         sid = f[4]["session_id"]
-        if scope.session or chunks.get(sid, 0) < PER_SESSION:
+        if chunks.get(sid, 0) < most:
             chunks[sid] = chunks.get(sid, 0) + 1
             best.append(f)
     best = best[: max(limit, RERANKED)]
@@ -199,7 +200,7 @@ def _search(store: Store, indexes: list[Index], scope: Scope, limit: int) -> lis
         if (hit.session_id, hit.line.text) not in seen:
             seen.add((hit.session_id, hit.line.text))
             hits.append(hit)
-    return hits  # (more than `limit`: a session's hits past PER_SESSION give way to others')
+    return hits  # (more than `limit`: a session's hits past `most` give way to others')
 
 
 def _found(store: Store, indexes: list[Index], scope: Scope, limit: int) -> list[tuple[float, str, str, int, dict, Index]]:
