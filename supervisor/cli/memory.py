@@ -104,13 +104,14 @@ def _print_grouped(store: Store, hits: list, context: int, one_session: bool) ->
 
     bold = sys.stdout.isatty()
     names = projects.shown(store, (h.project_key for h in hits))
+    logs: dict[str, str] = {}  # each session's text log, looked up once
     for i, h in enumerate(hits):
         name = _name(plain(names.get(h.project_key or "") or os.path.basename(h.project or "") or "-", newlines=False))
         typer.echo(
             f"{h.session_id:<7} {(h.agent or '-')[:10]:<10} {name:<{PROJECT_SHOWN}} {local_time(h.when):<16} {h.source:<7} {query.shown(h.line, bold)}"
         )
         if context:
-            for line in _around(store, h, context):
+            for line in _around(store, h, context, logs):
                 typer.echo(f"{'':<8}{line}")
         if more := searching.more_after(hits, i):
             typer.echo(
@@ -118,17 +119,17 @@ def _print_grouped(store: Store, hits: list, context: int, one_session: bool) ->
             )
 
 
-def _around(store: Store, hit, lines: int) -> list[str]:
+def _around(store: Store, hit, lines: int, logs: dict[str, str]) -> list[str]:
     """The lines before and after a hit (`>` marks its own), of its log or its context."""
     from ..memory import excerpts
     from ..memory.query import LINE_SHOWN
     from ..redact import redact
 
     if hit.source == "log":
+        if hit.session_id not in logs:
+            logs[hit.session_id] = store.resolve(hit.session_id).get("log_path") or ""
         try:
-            _, shown, at = excerpts.log_lines(
-                store.resolve(hit.session_id).get("log_path") or "", hit.offset, 2 * lines + 1, lines, LINE_SHOWN
-            )
+            _, shown, at = excerpts.log_lines(logs[hit.session_id], hit.offset, 2 * lines + 1, lines, LINE_SHOWN)
         except OSError:
             return ["(its text log cannot be read: the recording may have been removed)"]
     elif hit.source == "context":
@@ -139,7 +140,7 @@ def _around(store: Store, hit, lines: int) -> list[str]:
         at = index - max(0, index - lines)
     else:
         return []
-    return [f"{'>' if n == at else '|'} {clip(line, LINE_SHOWN)}" for n, line in enumerate(shown)]
+    return excerpts.pointed([clip(line, LINE_SHOWN) for line in shown], at)
 
 
 def _name(shown: str) -> str:

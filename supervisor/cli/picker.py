@@ -58,11 +58,14 @@ def pick(store: Store, project_key: str | None, what: str) -> str:
 def choices(store: Store, project_key: str | None) -> list[Choice]:
     """The newest MOST sessions, each with its request and its log's last lines."""
     rows = store.sessions(MOST, project_key)
-    requests = dict(
+    ids = [r["id"] for r in rows]
+    listed = ",".join("?" * len(ids))
+    requests = dict(  # each listed session's latest round's request (not every session's)
         store.conn.execute(
             "select c.session_id, json_extract(c.context, '$.original_request') from contexts c"
-            " join (select session_id, max(round) as last from contexts group by session_id) m"
-            " on m.session_id = c.session_id and m.last = c.round"
+            f" join (select session_id, max(round) as last from contexts where session_id in ({listed}) group by session_id) m"
+            " on m.session_id = c.session_id and m.last = c.round",
+            ids,
         ).fetchall()
     )
     out = []

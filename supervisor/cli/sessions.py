@@ -110,8 +110,7 @@ def _show_at(store, session_id: str, at, lines: int) -> None:
         raise SuperviseError(
             f"show: session {s['id']} has no text log to read ({exc.strerror or exc})", "its recording may have been removed"
         ) from None
-    for n, line in enumerate(shown):
-        typer.echo(f"{'>' if n == hit else '|'} {line}")
+    typer.echo("\n".join(excerpts.pointed(shown, hit)))
 
 
 def show(

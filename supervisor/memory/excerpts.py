@@ -34,6 +34,11 @@ def log_lines(log_path: str, at: int | None, lines: int, before: int, most: int)
     return at, chosen, index - first
 
 
+def pointed(lines: list[str], hit: int) -> list[str]:
+    """Lines as the command line prints them around a place: `>` before the one that holds it, `|` before the others."""
+    return [f"{'>' if n == hit else '|'} {line}" for n, line in enumerate(lines)]
+
+
 def _window(data: bytes, begin: int, at: int, to_end: bool) -> tuple[list[str], int, int]:
     """The lines of `data` (the log from byte `begin`; to its end if `to_end`), which of
     them holds byte `at` and at which character. A line the window cuts is left out (its cut

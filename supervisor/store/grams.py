@@ -23,10 +23,12 @@ def create(conn: sqlite3.Connection) -> None:
         conn.execute(f"create virtual table if not exists {name} using fts5({columns}, content='', tokenize=\"{bigrams.TOKENIZER}\")")
 
 
-def add(conn: sqlite3.Connection, table: str, rowid: int, text: str | None) -> None:
-    """A row just written (in the caller's transaction), if its text holds such a script."""
-    if text and bigrams.holds(text):
-        conn.execute(f"insert into {TABLES[table][0]}(rowid, text, ends) values (?, ?, ?)", [rowid, *bigrams.indexed(text)])
+def add(conn: sqlite3.Connection, table: str, rowid: int, text: str | None) -> bool:
+    """A row just written (in the caller's transaction), if its text holds such a script; whether it did."""
+    if not (text and bigrams.holds(text)):
+        return False
+    conn.execute(f"insert into {TABLES[table][0]}(rowid, text, ends) values (?, ?, ?)", [rowid, *bigrams.indexed(text)])
+    return True
 
 
 def fill(conn: sqlite3.Connection, table: str) -> int:
@@ -43,8 +45,5 @@ def fill(conn: sqlite3.Connection, table: str) -> int:
         rows = conn.execute(f"select id, {column} from {table} where id > ? order by id limit ?", [last, BATCH]).fetchall()
         if not rows:
             return added
-        for rowid, text in rows:
-            if text and bigrams.holds(text):
-                add(conn, table, rowid, text)
-                added += 1
+        added += sum(add(conn, table, rowid, text) for rowid, text in rows)
         last = rows[-1][0]
