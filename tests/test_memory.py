@@ -255,10 +255,11 @@ def test_the_mcp_server_with_no_database_says_so(tmp_path, mcp):
     assert server.call("search", query="anything") == "supervise: supervise has recorded no session yet"
 
 
-def context_row(store, sid, **fields):
+def context_row(store, sid, prompt=None, **fields):
+    """A heuristic context round of session `sid` with `fields`; its prompt `prompt` (the round's name if none)."""
     base = {"original_request": "", "current_task": "x", "completed_steps": [], "pending_steps": [], "key_decisions": []}
     base.update({"relevant_files": [], "errors_and_resolutions": [], **fields})
-    store.add_context(sid, lambda r: f"[supervise] round {r}", trigger="end", source="heuristic", context=base)
+    store.add_context(sid, lambda r: prompt or f"[supervise] round {r}", trigger="end", source="heuristic", context=base)
 
 
 def test_the_brief_tells_the_newest_sessions_first_within_its_budget_and_masks_secrets(tmp_path):

@@ -8,7 +8,7 @@ import json
 
 from conftest import run_cli
 from helpers import latest
-from test_memory import mcp, record, repo, search  # noqa: F401 (mcp: the fixture)
+from test_memory import context_row, mcp, record, repo, search  # noqa: F401 (mcp: the fixture)
 
 
 def many(folder, word: str, count: int) -> str:
@@ -68,9 +68,7 @@ def test_a_context_hit_is_shown_with_the_lines_of_its_context_around_it(tmp_path
     sid = record(a, "nothing to see")
     store = Store(home / "supervise.db")
     try:
-        base = {"original_request": "x", "current_task": "x", "completed_steps": [], "pending_steps": []}
-        prompt = "\n".join(["[supervise] round 1", "first", "second", "the kestrel decision", "fourth", "fifth"])
-        store.add_context(sid, lambda r: prompt, trigger="end", source="heuristic", context=base)
+        context_row(store, sid, "\n".join(["[supervise] round 1", "first", "second", "the kestrel decision", "fourth", "fifth"]))
     finally:
         store.close()
     lines = search(a, "kestrel", "-C", "1").stdout.splitlines()

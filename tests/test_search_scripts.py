@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli
 from supervisor.store import migrations
 from supervisor.store.database import Store
-from test_memory import record, repo, search
+from test_memory import context_row, record, repo, search
 
 CHINESE = "部署失败了：权限不足"  # the deployment failed: no permission
 JAPANESE = "デプロイに失敗しました"
@@ -71,13 +71,8 @@ def test_a_context_in_any_script_is_found(tmp_path, home):
     sid = record(a, "nothing to see")
     store = Store(home / "supervise.db")
     try:
-        base = {"original_request": "把部署脚本改成先检查权限", "current_task": "x", "completed_steps": [], "pending_steps": []}
-        store.add_context(
-            sid,
-            lambda r: f"[supervise] round {r}\nThe user asked: 把部署脚本改成先检查权限",
-            trigger="end",
-            source="heuristic",
-            context=base,
+        context_row(
+            store, sid, "[supervise] round 1\nThe user asked: 把部署脚本改成先检查权限", original_request="把部署脚本改成先检查权限"
         )
     finally:
         store.close()
