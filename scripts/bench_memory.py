@@ -380,14 +380,17 @@ def passing(f: dict, rnd: random.Random) -> list[str]:
     ]
 
 
-def recall_log(i: int, facts: list[dict], kb: int, words: list[str]) -> str:
-    """Session i's log: noise, its own facts in order, other sessions' words in passing."""
+def recall_log(i: int, facts: list[dict], kb: int, words: list[str], extra: tuple[str, ...] = ()) -> str:
+    """Session i's log: noise, its own facts in order, other sessions' words in passing (and
+    `extra` lines, each at a place of its own)."""
     rnd = random.Random(i)
     own = fact_lines(facts[i])
     others = [o for o in rnd.sample(range(len(facts)), min(len(facts), DISTRACTED + 1)) if o != i][:DISTRACTED]
     lines = noise(kb * 1000, words, seed=100 + i).decode().splitlines()
     for line in (line for o in others for line in passing(facts[o], rnd)):
         lines.insert(rnd.randrange(len(lines)), line)
+    for line in extra:
+        lines.insert(rnd.randrange(1, len(lines)), line)
     # its facts at their places: the request first, the fix after its error, the open step late
     at = sorted(rnd.sample(range(1, len(lines)), 4))
     for place, keys in reversed(list(zip(at, (("file",), ("decision",), ("error", "fix"), ("pending",))))):
@@ -395,7 +398,8 @@ def recall_log(i: int, facts: list[dict], kb: int, words: list[str]) -> str:
     return "\n".join([own["request"], *lines]) + "\n"
 
 
-def build_recall(base: Path, count: int, kb: int) -> tuple[Path, list[str], list[dict], list[str]]:
+def build_recall(base: Path, count: int, kb: int, planted: dict[int, str] | None = None) -> tuple[Path, list[str], list[dict], list[str]]:
+    """`planted`: a line more in some sessions' logs, by their number."""
     home = base / "home"
     folders = [base / "projects" / name for name in PROJECT_NAMES]
     for f in folders:
@@ -408,7 +412,7 @@ def build_recall(base: Path, count: int, kb: int) -> tuple[Path, list[str], list
     for i, (sid, f) in enumerate(zip(ids, facts)):
         log = home / "sessions" / sid / "session.log"
         log.parent.mkdir(parents=True)
-        log.write_text(recall_log(i, facts, kb, words))
+        log.write_text(recall_log(i, facts, kb, words, tuple(filter(None, [(planted or {}).get(i)]))))
         started = BEGAN + MONTHS * i / count
         where = projects[f["project"]]
         store.create_session(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .errors import SuperviseError
 from .paths import user_dir
+from .valueforms import is_local_url
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 # The backends that are no agent CLI's: `auto` chooses, the API, and no model at all.
@@ -68,25 +69,6 @@ class Summary:
         return self.has_key or self.local
 
 
-def is_local_url(url: str | None) -> bool:
-    """Whether `url` names this machine: localhost, a loopback address."""
-    import ipaddress
-    from urllib.parse import urlsplit
-
-    try:
-        host = urlsplit(url or "").hostname
-    except ValueError:
-        return False
-    if not host:
-        return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 @dataclass(frozen=True)
 class Notify:
     """Who is told when an agent needs the user (the `[notify]` table)."""
@@ -128,6 +110,10 @@ class Memory:
     brief: bool = False  # a new session starts with a brief of the project's last sessions
     # the MCP server answers for every project, not only its own (an agent's arguments never widen it)
     mcp_all_projects: bool = False
+    # an OpenAI-compatible embeddings endpoint (`/v1` or `/v1/embeddings`): search by meaning too
+    embeddings: str | None = None
+    embeddings_model: str | None = None  # its model's name (most servers need one)
+    embeddings_key: str | None = None  # sent as a bearer token, if any
 
 
 @dataclass(frozen=True)
@@ -286,6 +272,9 @@ def load(
             mcp_all_projects=_switch(
                 mcp_all_projects, env, "SUPERVISE_MCP_ALL_PROJECTS", memory, "mcp_all_projects", Memory.mcp_all_projects
             ),
+            embeddings=env.get("SUPERVISE_EMBEDDINGS") or memory.get("embeddings") or None,
+            embeddings_model=env.get("SUPERVISE_EMBEDDINGS_MODEL") or memory.get("embeddings_model") or None,
+            embeddings_key=env.get("SUPERVISE_EMBEDDINGS_API_KEY") or env.get(memory.get("embeddings_api_key_env") or "") or None,
         ),
         telemetry=_telemetry(env, sent),
         every_seconds=_number(env, "SUPERVISE_SUMMARY_EVERY_MINUTES", {}, "", 10) * 60,

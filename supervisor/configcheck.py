@@ -95,6 +95,9 @@ def tables() -> dict[str, dict[str, Key]]:
             "mcp": Key("switch", Memory.mcp),
             "brief": Key("switch", True),
             "mcp_all_projects": Key("switch", True),
+            "embeddings": Key("url", "http://localhost:11434/v1"),
+            "embeddings_model": Key("text", "nomic-embed-text"),
+            "embeddings_api_key_env": Key("variable", "MY_EMBEDDINGS_KEY"),
         },
         "telemetry": {
             "endpoint": Key("url", "http://localhost:4318"),
@@ -128,6 +131,7 @@ ENV: dict[str, Key] = {
     "SUPERVISE_MCP": Key("switch", True),
     "SUPERVISE_BRIEF": Key("switch", True),
     "SUPERVISE_MCP_ALL_PROJECTS": Key("switch", True),
+    "SUPERVISE_EMBEDDINGS": Key("url", "http://localhost:11434/v1"),
     "SUPERVISE_TELEMETRY": Key("switch", False),
     "SUPERVISE_TELEMETRY_CONTENT": Key("switch", True),
     "OTEL_EXPORTER_OTLP_ENDPOINT": Key("url", "http://localhost:4318"),  # (the SDK reads the other OTEL_* itself)

@@ -23,6 +23,24 @@ def url_ok(text: str) -> bool:
         return False
 
 
+def is_local_url(url: str | None) -> bool:
+    """Whether `url` names this machine: localhost, a loopback address."""
+    import ipaddress
+
+    try:
+        host = urlsplit(url or "").hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def pairs(text: str) -> dict[str, str]:
     """The pairs, decoded (what `pairs_problem` finds wrong is left out)."""
     found = {}

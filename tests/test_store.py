@@ -50,8 +50,10 @@ def test_migrating_an_empty_database_creates_the_tables_with_their_columns(tmp_p
         "m013_log_indexed",
         "m014_secrets_masked",
         "m015_every_script_searched",
+        "m016_search_by_meaning",
     ]
     assert {"source", "backend", "model", "error"} <= set(store.db["contexts"].columns_dict)
+    assert {"embedder", "source", "row", "session_id", "spans", "vectors"} <= set(store.db["passage_vectors"].columns_dict)
     assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert oct(os.stat(tmp_path / "s.db").st_mode & 0o777) == "0o600"
     # opening again applies nothing twice

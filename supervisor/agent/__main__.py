@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .. import config, project
 from ..errors import SuperviseError
+from ..memory import embedclient
 from ..memory.mcpserver import Memory
 from ..store.database import ACTIVE, Store, supervisor_alive
 from . import RESUME_FLAG, sandbox as sandboxes, tools
@@ -107,7 +108,13 @@ def main(argv: list[str]) -> int:
             compact_at=args.compact_at,
             summary_model=args.summary_model,
             keep_last=args.keep_last,
-            memory=Memory(store.path, project.root(workspace), session_id, everywhere=settings.memory.mcp_all_projects)
+            memory=Memory(
+                store.path,
+                project.root(workspace),
+                session_id,
+                everywhere=settings.memory.mcp_all_projects,
+                embeddings=embedclient.client(settings.memory),
+            )
             if settings.memory.mcp
             else None,
         )

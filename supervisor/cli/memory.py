@@ -22,6 +22,7 @@ PROJECT_HELP = "Only this folder's project (its git repository, wherever it was;
 ALL_HELP = "Every project, not only the current folder's."
 PROJECT_SHOWN = 16  # characters of a project's name in a hit's line
 QUERY_SHOWN = 80  # characters of a query echoed in a line (a pasted page would be one line of it)
+UNEMBEDDED_SAID = 100  # chunks and contexts not embedded past which a search says so
 LOOKUP_WAIT = 1.0  # seconds a search may wait for its count to go out (an endpoint that never answers)
 
 
@@ -51,12 +52,15 @@ def search(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
     reindex: bool = typer.Option(False, "--reindex", help="Make the search index again from every session's text log, then search."),
+    embed: bool = typer.Option(False, "--embed", help="Embed what is not embedded yet ([memory] embeddings), then search."),
 ) -> None:
     """Search every recorded session of this project (--all: of every project): the text logs,
     the user's requests, the contexts and the sessions' names. One line a hit, grouped by
     session, the best first: session, agent, project, when, where, and the line, its matches
-    marked; how many more lines each session holds. Secrets are masked."""
-    from ..memory import query, reindex as reindexing, search as searching
+    marked; how many more lines each session holds. Secrets are masked. With an embeddings
+    endpoint set ([memory] embeddings), lines near the question's meaning are found too."""
+    from .. import config
+    from ..memory import embedclient, query, reindex as reindexing, search as searching, similar
 
     text = " ".join(words)
     scope_project = project.scope(folder, everywhere)
@@ -68,7 +72,12 @@ def search(
         scope = searching.Scope(project=scope_project, agent=agent, since=query.since(since) if since else None)
     except query.BadQuery as exc:
         raise SuperviseError(f"search: --since {exc}", "give a date (2026-11-20) or an age (90m, 12h, 7d, 2w)", exit_code=2) from None
-    store = open_store(write=reindex)
+    client = embedclient.client(config.load(warn=config.to_stderr).memory)
+    if embed and client is None:
+        raise SuperviseError(
+            "search: --embed needs an embeddings endpoint", "set [memory] embeddings in config.toml, or SUPERVISE_EMBEDDINGS", exit_code=2
+        )
+    store = open_store(write=reindex or embed)
     if session is not None:  # the session says where: its own project, whichever that is
         scope_project = None
         scope = replace(scope, session=store.resolve(session)["id"])
@@ -78,13 +87,47 @@ def search(
         typer.echo(f"supervise: the search index was made again from {done:,} sessions' text logs ({chunks:,} chunks)", err=True)
     elif caught := reindexing.caught_up(store):
         typer.echo(f"supervise: indexed the end of {caught} session(s) for search (their recorder was stopped)", err=True)
-    hits = searching.search(store, text, scope, limit)
+    if client is not None:
+        _embedded(store, client, everything=reindex or embed)
+    meaning = similar.prepared(store, client, text, lambda line: typer.echo(f"supervise: {line}", err=True))
+    hits = searching.search(store, text, scope, limit, meaning=meaning)
     try:
         _print_hits(hits, text, scope_project, as_json)
         if not as_json:
             _print_grouped(store, hits, context, one_session=session is not None)
     finally:  # after the answer is out: an endpoint that is slow keeps nobody from it
         _count_lookup("search", scope_project)
+
+
+def _embedded(store: Store, client, everything: bool) -> None:
+    """With `everything`, what is not embedded yet embedded now (said as it goes); else how
+    much is not, said when it is more than a few rows."""
+    from ..memory import embedder
+    from ..memory.embedclient import Unavailable
+    from ..store import vectors
+
+    model = vectors.embedder(store.conn, client.name)
+    if not everything:
+        if (left := vectors.unembedded(store.conn, model)) > UNEMBEDDED_SAID:
+            typer.echo(
+                f"supervise: {left:,} chunks and contexts are not embedded yet (hint: `supervise search --embed` embeds them)", err=True
+            )
+        return
+    said = sys.stderr.isatty()
+
+    def progress(n: int, of: int) -> None:
+        if said:
+            typer.echo(f"\rsupervise: embedding: {n:,} of {of:,} sessions", err=True, nl=False)
+
+    try:
+        lines = embedder.embed_all(store, client, progress)
+    except Unavailable as exc:
+        typer.echo(
+            f"{chr(10) if said else ''}supervise: {exc.line}; what was embedded is kept (hint: `supervise search --embed` goes on)",
+            err=True,
+        )
+        return
+    typer.echo(f"{chr(10) if said else ''}supervise: embedded {lines:,} lines for search by meaning", err=True)
 
 
 def _print_hits(hits: list, text: str, scope_project: Optional[str], as_json: bool) -> None:

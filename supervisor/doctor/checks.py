@@ -23,7 +23,7 @@ from .agents import agent
 from .machine import data_dir, database, hook_script, native, pattern_files, terminal
 from .report import Check
 from .services import api, datasette, docker, summary_backend, telemetry
-from .memory import mcp_server, search_index
+from .memory import mcp_server, meaning, search_index
 from .settings import notify_command, settings
 
 Step = Callable[[], "Check | Iterable[Check]"]
@@ -63,6 +63,7 @@ def run_all(env: Mapping[str, str] | None = None) -> Iterator[Check]:
         *(("hook", partial(hook_script, profiles.get(name))) for name in profiles.shipped()),
         ("search index", lambda: search_index(paths.db_path(env))),
         ("mcp", partial(mcp_server, env)),
+        ("meaning", given_settings(lambda s: meaning(s.memory, paths.db_path(env)))),
         ("notify", given_settings(lambda s: notify_command(s.notify, env))),
         ("summary", given_settings(lambda s: summary_backend(env))),
         ("api", given_settings(lambda s: api(s.summary))),

@@ -64,6 +64,35 @@ def search_index_verdict(sessions: int, missing: int, lost: int) -> Check:
     return Check("search index", "ok", "every ended session's text log is searchable")
 
 
+def meaning(memory: config.Memory, db_path: Path) -> Check:
+    """Search by meaning: off, or its endpoint asked for one vector, and how much is embedded."""
+    from ..memory import embedclient
+    from ..memory.similar import NUMPY
+    from ..store import vectors
+    from ..store.database import Store
+
+    made = embedclient.client(memory, timeout=embedclient.QUERY_TIMEOUT)
+    if made is None:
+        return Check("meaning", "ok", "off: search is by words (set [memory] embeddings to an embeddings endpoint for meaning too)")
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return Check("meaning", "problem", *NUMPY)
+    try:
+        (vector,) = made.embed(["supervise doctor"])
+    except embedclient.Unavailable as exc:
+        return Check("meaning", "problem", exc.line, "start the model server, or fix [memory] embeddings and embeddings_model")
+    left = "no sessions yet"
+    if db_path.exists():
+        store = Store(db_path, write=False)
+        try:
+            todo = vectors.unembedded(store.conn, vectors.embedder(store.conn, made.name))
+            left = f"not embedded yet: {todo:,} chunks and contexts (`supervise search --embed`)" if todo else "everything embedded"
+        finally:
+            store.close()
+    return Check("meaning", "ok", f"{made.name} answers at {made.endpoint} ({len(vector)} dimensions); {left}")
+
+
 def mcp_server(env: Mapping[str, str]) -> Check:
     server = launch.server(env)
     try:

@@ -51,11 +51,11 @@ def clean(text: str, most: int = 600) -> str:
     return clip(" ".join(plain(redact(text), newlines=False).split()), most)
 
 
-def search(store: Store, text: str, scope: searching.Scope, limit: int) -> str:
+def search(store: Store, text: str, scope: searching.Scope, limit: int, meaning=None) -> str:
     try:
         # an agent is given every line that fits (it reads them all, then asks for a session or
         # an excerpt): grouped by session, with the counts, as a person sees them
-        hits = searching.search(store, text, scope, limit, per_session=limit)
+        hits = searching.search(store, text, scope, limit, per_session=limit, meaning=meaning)
     except query.BadQuery as exc:
         raise Refused(str(exc)) from None
     where = f"project {clean(_folder(store, scope.project), 200)}" if scope.project else "every project"

@@ -83,10 +83,13 @@ def _memory(scope: str | None, everywhere: bool):
     from . import launch
     from .mcpserver import Memory
 
+    from .embedclient import client
+
     try:
-        wide = config.load(mcp_all_projects=True if everywhere else None, warn=config.to_stderr).memory.mcp_all_projects
+        memory = config.load(mcp_all_projects=True if everywhere else None, warn=config.to_stderr).memory
+        wide, embeddings = memory.mcp_all_projects, client(memory)
     except SuperviseError as exc:  # the agent keeps its server, kept to its project; doctor says what is wrong
         print(f"{exc}; the MCP server answers for its own project only", file=sys.stderr)
-        wide = everywhere
+        wide, embeddings = everywhere, None
     lookups = Lookups.configured("mcp", scope)
-    return Memory(paths.db_path(), scope, os.environ.get(launch.SESSION_VAR), lookups.count, wide), lookups.close
+    return Memory(paths.db_path(), scope, os.environ.get(launch.SESSION_VAR), lookups.count, wide, embeddings), lookups.close

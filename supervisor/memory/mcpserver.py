@@ -21,7 +21,8 @@ from ..errors import SuperviseError
 from ..store import damage
 from ..store import projects
 from ..store.database import Store
-from . import answers, query, search as searching
+from . import answers, query, search as searching, similar
+from .embedclient import Client
 
 DEADLINE = 2.0  # seconds a call may take
 PROGRESS_STEPS = 10_000  # SQLite virtual-machine steps between two looks at the clock
@@ -38,12 +39,14 @@ class Memory:
         session_id: str | None = None,
         counted: Callable[[str], None] | None = None,
         everywhere: bool = False,
+        embeddings: Client | None = None,
     ):
         self.db_path = db_path
         self.project = project  # None: no default project (`supervise mcp --all`)
         self.everywhere = everywhere  # the user's [memory] mcp_all_projects
         self.session_id = session_id  # the session the asking agent runs in (left out of its brief)
         self.counted = counted or (lambda tool: None)  # told each call's tool (telemetry)
+        self.embeddings = embeddings  # the user's embeddings endpoint: search by meaning too
 
     def _store(self, deadline: float) -> Store:
         if not self.db_path.exists():
@@ -91,7 +94,10 @@ class Memory:
             if key is None and not all_projects and self.project is not None:
                 key = self._key(store, self.project)  # widened: its own project is still the default
             scope = searching.Scope(project=key, agent=agent or None, since=when)
-            return answers.search(store, text, scope, max(1, min(limit, 20)))
+            notes: list[str] = []
+            meaning = similar.prepared(store, self.embeddings, text, notes.append, DEADLINE / 2)
+            answer = answers.search(store, text, scope, max(1, min(limit, 20)), meaning)
+            return "\n".join([answer, *(f"supervise: {answers.clean(n, 300)}" for n in notes)])
 
         return self.call("search", work)
 

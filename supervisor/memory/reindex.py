@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..recording import logindex
-from ..store import grams
+from ..store import grams, vectors
 from ..store.database import Store
 
 
@@ -29,6 +29,7 @@ def reindex(store: Store, report=None) -> tuple[int, int]:
         # made to match its chunks first: deleting them from an index that lost them fails
         conn.execute("insert into log_chunks_fts(log_chunks_fts) values ('rebuild')")
         conn.execute("delete from log_chunks")
+        vectors.forget(conn, "log")  # (the chunks' ids change)
         conn.execute("insert into log_chunks_fts(log_chunks_fts) values ('rebuild')")
         conn.execute("insert into contexts_fts(contexts_fts) values ('rebuild')")
         grams.fill(conn, "contexts")

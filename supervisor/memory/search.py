@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from .. import bigrams
 from ..store import damage, grams
 from ..store.database import Store
-from . import named, query, tally
+from . import named, query, similar, tally
 from .query import CLOSE, OPEN, Line
 
 LIMIT = 10
@@ -93,16 +93,30 @@ class Index:
     words: tuple[str, ...] | None  # the query's terms, to mark in a hit's text (None: the index marks them)
 
 
-def search(store: Store, text: str, scope: Scope = Scope(), limit: int = LIMIT, per_session: int = PER_SESSION) -> list[Hit]:
+def search(
+    store: Store,
+    text: str,
+    scope: Scope = Scope(),
+    limit: int = LIMIT,
+    per_session: int = PER_SESSION,
+    meaning: similar.Meaning | None = None,
+) -> list[Hit]:
     """The best `limit` hits for `text` (query.BadQuery when it has no words): the sessions
-    whose names hold every word first, then the lines of logs and contexts."""
+    whose names hold every word first, then the lines of logs and contexts; with `meaning`
+    (the question embedded: similar.asked), the lines nearest to it too, the two fused."""
     indexes = _indexes(text, every=True)  # (BadQuery before anything is read)
     sessions = _named(store, query.terms(text), scope, limit)
     most = limit if scope.session else per_session  # hits of one session
     hits = _search(store, indexes, scope, limit, most)
-    if not hits and not sessions and len(query.terms(text)) > 1:
+    loose = not hits and not sessions and len(query.terms(text)) > 1
+    if loose:
         indexes = _indexes(text, every=False)
         hits = _search(store, indexes, scope, limit, most)
+    if meaning is not None:
+        where, params = _where(scope)
+        near = _readable(store, lambda: similar.nearest(store, meaning, where, params, limit * POOL), [])
+        found = _readable(store, lambda: similar.hits(store, near, query.terms(text), Hit), [])
+        hits = similar.fused(hits, found, loose)
     shown = _grouped(sessions + hits, most)[:limit]
     return _readable(store, lambda: _counted(store, indexes, shown), shown)
 

@@ -13,13 +13,13 @@ twice."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from ..redact import redact
 from ..store import grams
 from ..store.database import ACTIVE, Store, supervisor_alive
+from ..store.worker import Worker
 
 CHUNK = 8192  # bytes: a search hit shows a screenful or so around the word
 MAX_CHUNK = 4 * CHUNK  # a very long line is cut into chunks too
@@ -176,9 +176,11 @@ def unindexed_chunks(store: Store) -> int:
     return max(0, chunks - indexed)
 
 
-class Indexer:
+class Indexer(Worker):
     """One running session's log into the index, on a thread of its own that sleeps until the
-    log is written; first it catches up the sessions earlier recorders left behind."""
+    log is written (`wake`); first it catches up the sessions earlier recorders left behind."""
+
+    PART, NAME = "search index", "supervise-index"
 
     def __init__(
         self,
@@ -189,49 +191,30 @@ class Indexer:
         report: Callable[[str], None],
         give_way: Callable[[], object] | None = None,
         heavy: Callable[[], bool] | None = None,
+        indexed: Callable[[], object] | None = None,
     ):
         """`give_way`: asked before each write, and waits while the recorder's events are
-        written; `heavy`: whether output is heavy (smaller passes then)."""
-        self.db_path, self.session_id, self.log_path = db_path, session_id, Path(log_path)
+        written; `heavy`: whether output is heavy (smaller passes then); `indexed`: told after
+        each pass that added chunks."""
+        super().__init__(db_path, fail)
+        self.session_id, self.log_path = session_id, Path(log_path)
         self._give_way = give_way
         self._heavy = heavy
-        self._fail, self._report = fail, report
-        self._wake = threading.Event()
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._work, name="supervise-index", daemon=True)
+        self._indexed = indexed or (lambda: None)
+        self._report = report
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def written(self) -> None:
-        """The text log gained lines (the render thread, after each flush)."""
-        self._wake.set()
-
-    def finish(self, timeout: float | None = None) -> None:
-        """The session has ended: its last pass, then the thread ends."""
-        self._stopping.set()
-        self._wake.set()
-        self._thread.join(timeout)
-
-    def _work(self) -> None:
-        try:
-            store = Store(Path(self.db_path))
-        except Exception as exc:
-            return self._fail("search index", exc)
-        try:
-            self._caught_up(store)
-            while True:
-                self._wake.wait()
-                if self._stopping.is_set():
-                    break
-                self._wake.clear()
-                limit = HEAVY_PASS if self._heavy_now() else PASS_MAX
-                self._step(lambda: index_new(store, self.session_id, self.log_path, limit, self._give_way))
-                if self._stopping.wait(PASS_EVERY):
-                    break
-            self._step(lambda: finish(store, self.session_id, self.log_path))
-        finally:
-            store.close()
+    def _run(self, store: Store) -> None:
+        self._caught_up(store)
+        while True:
+            self._wake.wait()
+            if self._stopping.is_set():
+                break
+            self._wake.clear()
+            limit = HEAVY_PASS if self._heavy_now() else PASS_MAX
+            self._step(lambda: index_new(store, self.session_id, self.log_path, limit, self._give_way))
+            if self._stopping.wait(PASS_EVERY):
+                break
+        self._step(lambda: finish(store, self.session_id, self.log_path))
 
     def _heavy_now(self) -> bool:
         """Output is heavy (the renderer says): a full pass now made the render thread fall
@@ -246,12 +229,14 @@ class Indexer:
         try:
             caught = catch_up(store)
         except Exception as exc:
-            return self._fail("search index", exc)
+            return self._fail(self.PART, exc)
         if caught:
             self._report(f"supervise: indexed the end of {caught} earlier session(s) for search (their recorder was stopped)")
 
     def _step(self, work: Callable[[], object]) -> None:
         try:
-            work()
+            added = work()
         except Exception as exc:
-            self._fail("search index", exc)
+            return self._fail(self.PART, exc)
+        if added:
+            self._indexed()

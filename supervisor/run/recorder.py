@@ -7,12 +7,11 @@ stores the loop's events and tracks terminal modes, and hands output to the rend
 (recording/render.py: text log, detector). The context keeper (contexts/keeper.py) and the
 giving back of the context (giveback/delivery.py) run here too, each on threads of their
 own; this module makes them, and run/wiring.py says who hears what on which thread.
-If the pipe closes without an END frame, the supervisor died: everything received is still
-written, and the session is marked interrupted.
+If the pipe closes without an END frame, the supervisor died: what came is still written, the session marked interrupted.
 
-A failure in a side channel (events, a subscriber, the text log, contexts) is said once as
-it happens and counted each time (its detail in recorder.err); a part that failed again is
-said once more, with its count, as the session ends. The rest goes on.
+A failure in a side channel (events, a subscriber, the text log, contexts) is said once as it
+happens and counted each time (its detail in recorder.err); a part that failed again is said
+once more, with its count, as the session ends. The rest goes on.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from .. import channel, config, paths, profiles
@@ -33,7 +33,7 @@ from ..contexts import lastround
 from ..contexts.keeper import ContextKeeper, Session as KeeperSession
 from ..contexts.schema import quoted
 from ..giveback.delivery import GiveBack
-from ..memory import brief
+from ..memory import brief, embedder
 from ..recording import asciicast
 from ..recording.logindex import Indexer
 from ..recording.render import Renderer
@@ -144,16 +144,11 @@ class Recorder:
             keeper=self.keeper,
             telemetry=self.telemetry,
         )
-        self.indexer = Indexer(
-            cfg.db_path,
-            cfg.session_id,
-            cfg.log_path,
-            self.failures,
-            self._report,
-            lambda: self.sink.quiet(GIVE_WAY),
-            self.renderer.flood.heavy,
-        )
-        self.renderer.written = self.indexer.written
+        give_way = partial(self.sink.quiet, GIVE_WAY)
+        self.embedder = embedder.for_session(cfg.db_path, cfg.session_id, settings.memory, self.failures, give_way)
+        wake, heavy = self.embedder.wake if self.embedder else None, self.renderer.flood.heavy
+        self.indexer = Indexer(cfg.db_path, cfg.session_id, cfg.log_path, self.failures, self._report, give_way, heavy, wake)
+        self.renderer.written = self.indexer.wake
         self.indexer.start()
         if self.keeper is not None:
             self.keeper.start()
@@ -226,6 +221,8 @@ class Recorder:
             self.telemetry.on_context(row)
         if self.giveback is not None:
             self.giveback.on_context(row, session_id)
+        if self.embedder is not None:
+            self.embedder.wake()
 
     def _marker(self, t: float, kind: str) -> None:
         self._write(t, "m", kind, flush=True)
@@ -351,7 +348,8 @@ def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settin
                 except OSError:
                     back_ok = False  # the loop is gone; keep recording anyway
 
-    recorder = Recorder(cfg, settings or config.load(), report=lambda text: send(Error(text)), send=send)
+    settings = settings or config.load()
+    recorder = Recorder(cfg, settings, report=lambda text: send(Error(text)), send=send)
     end = None
     for batch in channel.read_batches(in_fd):
         end = recorder.handle(batch)
@@ -371,6 +369,8 @@ def serve(cfg: RecorderConfig, in_fd: int, back_fd: int, settings: config.Settin
         keeper.stop()
         if recorder.output_chars:
             keeper.make("session_end")
+    if recorder.embedder is not None:  # what the session added, embedded within the recorder's grace
+        recorder.embedder.finish(settings.recorder_grace)
     return recorder
 
 

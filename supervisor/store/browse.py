@@ -178,7 +178,8 @@ def metadata() -> dict:
     for name, (description, columns, options) in TABLES.items():
         tables[name] = {"description": description, "columns": columns, **options}
     tables["log_chunks"]["searchmode"] = "raw"
-    for second, _ in grams.TABLES.values():  # the search's second index holds no text to show
+    # the search's second index holds no text to show, its vectors none to read
+    for second in (*(name for name, _ in grams.TABLES.values()), "embedders", "passage_vectors"):
         tables[second] = {"hidden": True}
     return {
         # only its user: the one who opened the sign-in URL `supervise browse` printed (or

@@ -321,6 +321,15 @@ def m015_every_script_searched(db: sqlite_utils.Database) -> None:
         grams.fill(db.conn, table)
 
 
+@migrations()
+def m016_search_by_meaning(db: sqlite_utils.Database) -> None:
+    # With an embeddings endpoint set, each chunk and context as the vectors of its passages
+    # (store/vectors.py); empty until then.
+    from . import vectors
+
+    vectors.create(db.conn)
+
+
 def applied(conn: sqlite3.Connection) -> list[str]:
     """The names of the migrations this database has had, in the order they ran."""
     try:

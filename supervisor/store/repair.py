@@ -24,7 +24,7 @@ from .readonly import schema_read
 
 # What is copied, parents first. The search tables (`*_fts`) are not: the fresh database's
 # triggers index the rows again as they go in.
-TABLES = ("sessions", "events", "contexts", "messages", "log_chunks")
+TABLES = ("sessions", "events", "contexts", "messages", "log_chunks", "embedders", "passage_vectors")
 # A session folder's name is its id (any supervise's: at most 32 letters and digits).
 FOLDER_ID = re.compile(r"[0-9a-z]{1,32}")
 
