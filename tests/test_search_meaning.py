@@ -13,6 +13,7 @@ import time
 import pytest
 
 from conftest import run_cli
+from helpers import recorder_done
 from fake_embeddings import FakeEmbeddings
 from supervisor.memory.embedder import PROBE
 from test_injection import toy  # noqa: F401 (the fixture)
@@ -103,6 +104,7 @@ def test_search_embed_embeds_what_the_recorder_could_not_and_only_once(tmp_path,
     a = repo(tmp_path / "a")
     embeddings.fail(503, times=1000)  # down while the session runs: it is recorded as ever
     sid = record(a, "reading the config", ANSWER, "done")
+    recorder_done(sid)  # (it outlives the command: its last pass, failed too)
     assert unembedded(home, sid) == 1
     with embeddings._lock:
         embeddings._failures.clear()
@@ -152,7 +154,7 @@ def test_an_agent_sessions_contexts_are_embedded_by_its_recorder(toy, home, embe
 def test_doctor_says_whether_the_endpoint_answers_and_how_much_is_left(tmp_path, home, embeddings):
     a = repo(tmp_path / "a")
     embeddings.fail(503, times=1000)
-    record(a, "reading the config", ANSWER)
+    recorder_done(record(a, "reading the config", ANSWER))
     down = json.loads(run_cli("doctor", "--json").stdout)
     row = next(c for c in down if c["name"] == "meaning")
     assert row["status"] == "problem" and "answered HTTP 503" in row["detail"], row
@@ -187,3 +189,26 @@ def test_passages_are_lines_with_words_each_said_once():
     seen: set[bytes] = set()
     assert passages.new(text, seen) == [spans[0], *spans[2:]]  # a line said again: once
     assert not passages.new("a  line of words   that means something\n", seen)
+
+
+def test_a_call_that_failed_is_asked_again_whole(tmp_path):
+    from supervisor.memory import embedclient, embedder
+    from supervisor.store.database import Store
+
+    store = Store(tmp_path / "s.db")
+    try:
+        store.create_session("s1aaaa", command="sh", argv=["sh"], cwd="/p", project="/p", project_key="/p", started="2026-11-29T10:00:00")
+        with store.conn:
+            store.conn.execute(
+                "insert into log_chunks (session_id, start, \"end\", text) values ('s1aaaa', 0, 60, ?)", [f"{ANSWER}\nreading the config\n"]
+            )
+        seen: set[bytes] = set()
+        with FakeEmbeddings() as fake:
+            client = embedclient.Client(fake.url + "/v1", "fake-64")
+            fake.fail(503)
+            with pytest.raises(embedclient.Unavailable):
+                embedder.embed_session(store, client, "s1aaaa", seen)
+            assert embedder.embed_session(store, client, "s1aaaa", seen) == 2  # (not 0: the failed call's lines are not `seen`)
+            assert embedder.embed_session(store, client, "s1aaaa", seen) == 0
+    finally:
+        store.close()

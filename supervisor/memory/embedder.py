@@ -5,7 +5,7 @@ beside them (store/vectors.py).
 While a session runs, its recorder's `Embedder` thread embeds what the search index and the
 context keeper added, woken by them, never on the terminal's path; what it could not embed
 (the endpoint down, the session over before it caught up) waits for `supervise search
---reindex`, which embeds whatever any session lacks (`embed_session`)."""
+--embed`, which embeds whatever any session lacks (`embed_all`)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def embed_session(
     total = 0
     for source in vectors.SOURCES:
         while rows := vectors.missing(conn, model, source, session_id, ROWS):
-            todo = [(row, text or "", passages.new(text or "", seen)) for row, text in rows]
+            said = set(seen)  # (what this batch says is `seen` once it is kept: a failed call is asked again whole)
+            todo = [(row, text or "", passages.new(text or "", said)) for row, text in rows]
             got = client.embed([text[a:b] for _, text, spans in todo for a, b in spans])
             if got:
                 vectors.agreed(conn, model, len(got[0]))
@@ -48,6 +49,7 @@ def embed_session(
                 for row, _, spans in todo:
                     vectors.put(conn, model, source, row, session_id, spans, got[at : at + len(spans)])
                     at += len(spans)
+            seen |= said
             total += len(got)
     return total
 

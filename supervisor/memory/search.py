@@ -4,8 +4,9 @@ decisions, the errors). Hits ranked by bm25, newest first among equals (and for 
 very many chunks of the logs, the newest), each shown as its best line; scoped to a project,
 an agent, a time.
 
-Reads only: the index is kept by the recorder and the context keeper as logs grow
-(recording/logindex.py), and made again from the logs by `reindex`."""
+With the question embedded (an embeddings endpoint set), the lines nearest its meaning are
+fused in (similar.py). Reads only: the index is kept by the recorder and the context keeper
+as logs grow (recording/logindex.py), and made again from the logs by `reindex`."""
 
 from __future__ import annotations
 
