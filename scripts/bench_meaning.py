@@ -34,11 +34,12 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_memory  # noqa: E402
+import bench_memory  # noqa: E402  (it puts tests/ on the path too)
+from fakeserver import QuietHandler  # noqa: E402
 
 SUPERVISE = bench_memory.SUPERVISE
 
@@ -163,24 +164,16 @@ def serve_model(embed) -> tuple[ThreadingHTTPServer, str]:
     """`embed` as an OpenAI-compatible embeddings endpoint on 127.0.0.1, on a thread."""
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
             with lock:
                 vectors = embed(texts)
-            data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
-            payload = json.dumps({"object": "list", "data": data}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            self.send_json(
+                200,
+                {"object": "list", "data": [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]},
+            )
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
@@ -198,7 +191,7 @@ def top5(query: str, cwd: Path, env: dict) -> tuple[list[str], float]:
 
 
 def measure(base: Path, env: dict, url: str, model: str, count: int, kb: int) -> dict:
-    planted = {round(j * count / len(PAIRS)) + 1: answer for j, (answer, _, _) in enumerate(PAIRS)}
+    planted = {min(round(j * count / len(PAIRS)) + 1, count - 1): answer for j, (answer, _, _) in enumerate(PAIRS)}
     began = time.perf_counter()
     home, _, _, ids = bench_memory.build_recall(base, count, kb, planted)
     built = time.perf_counter() - began

@@ -8,8 +8,8 @@ direction, every other word has one of its own (hashed), and a text's vector is 
 its words'. So a question that shares no word with its answer is near it, and unrelated text
 is not. The model's name sets the length of its vectors: "fake-64" (the default), "fake-32".
 
-Errors are scripted with `fail()`: an HTTP status and body for the next N requests, or
-"garbage" (a 200 that is not JSON). Everything it was sent is in `.requests` (`texts()`:
+Errors are scripted with `fail()`: an HTTP status and body for the next N requests (a 200:
+the body as it is, JSON or not); `heal()` ends them. Everything it was sent is in `.requests` (`texts()`:
 every input, in order). `python tests/fake_embeddings.py --port 8767` runs one by hand."""
 
 from __future__ import annotations
@@ -64,6 +64,13 @@ class FakeEmbeddings(FakeServer):
         """The next `times` requests answer `status` with `body` (status 200: `body` as it is)."""
         with self._lock:
             self._failures += [(status, body)] * times
+
+    def heal(self, forget: bool = False) -> None:
+        """No more scripted failures (and, with `forget`, no requests on record)."""
+        with self._lock:
+            self._failures.clear()
+            if forget:
+                self.requests.clear()
 
     def texts(self) -> list[str]:
         with self._lock:

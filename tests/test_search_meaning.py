@@ -106,9 +106,7 @@ def test_search_embed_embeds_what_the_recorder_could_not_and_only_once(tmp_path,
     sid = record(a, "reading the config", ANSWER, "done")
     recorder_done(sid)  # (it outlives the command: its last pass, failed too)
     assert unembedded(home, sid) == 1
-    with embeddings._lock:
-        embeddings._failures.clear()
-        embeddings.requests.clear()
+    embeddings.heal(forget=True)
     out = search(a, QUESTION, "--embed", "--json")
     assert "embedded 2 lines for search by meaning" in out.stderr, out.stderr  # ("done" is too short to mean much)
     assert json.loads(out.stdout)[0]["line"] == ANSWER and unembedded(home, sid) == 0
@@ -158,8 +156,7 @@ def test_doctor_says_whether_the_endpoint_answers_and_how_much_is_left(tmp_path,
     down = json.loads(run_cli("doctor", "--json").stdout)
     row = next(c for c in down if c["name"] == "meaning")
     assert row["status"] == "problem" and "answered HTTP 503" in row["detail"], row
-    with embeddings._lock:
-        embeddings._failures.clear()
+    embeddings.heal()
     up = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "meaning")
     assert up["status"] == "ok" and "fake-64 answers" in up["detail"] and "64 dimensions" in up["detail"], up
     assert "not embedded yet: 1 chunks and contexts" in up["detail"], up

@@ -32,16 +32,17 @@ def asked(store: Store, client: Client, text: str) -> Meaning | None:
     """The question embedded; None while no vector of the model is kept (nothing to compare).
     Unavailable when the endpoint fails or numpy is missing."""
     model = vectors.embedder(store.conn, client.name)
-    if model is None or not vectors.dims(store.conn, model):
+    dims = vectors.dims(store.conn, model) if model is not None else 0
+    if model is None or not dims:
         return None
     try:
         import numpy  # noqa: F401
     except ImportError:
         raise Unavailable(f"{NUMPY[0]} (hint: {NUMPY[1]})") from None
     (question,) = client.embed([text])
-    if len(question) != vectors.dims(store.conn, model):
+    if len(question) != dims:
         raise Unavailable(
-            f"the embeddings endpoint gives vectors of {len(question)}, its kept ones are of {vectors.dims(store.conn, model)}"
+            f"the embeddings endpoint gives vectors of {len(question)}, its kept ones are of {dims}"
             " (hint: another model behind the same name: `supervise search --embed` embeds again)"
         )
     return Meaning(model, question)
