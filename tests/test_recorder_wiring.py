@@ -2,7 +2,10 @@
 subscribers; what a frame means recorded after the fan-out; the detector and the screen
 changed and read under their locks while other threads hand things in."""
 
+import json
 import threading
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from supervisor import channel, config
@@ -164,3 +167,61 @@ def test_the_screen_read_from_another_thread_waits_for_the_slice_being_rendered(
     render.join(10)
     reader.join(10)
     assert read[0][:2] == ["hello", "world"]
+
+
+def _claude_session(tmp_path):
+    """A recorder for a Claude Code session that follows a transcript folder of the test's."""
+    store = Store(tmp_path / "s.db")
+    sid = store.create_session(command="claude", argv=["claude"], cwd=str(tmp_path))["id"]
+    records = tmp_path / "projects"
+    records.mkdir()
+    now = time.time()
+    cfg = RecorderConfig(
+        sid,
+        str(tmp_path / "s.db"),
+        str(tmp_path / "s.cast"),
+        str(tmp_path / "s.log"),
+        {"width": 80, "height": 12, "timestamp": int(now), "command": "claude"},
+        agent="claude",
+        contexts=False,
+        start_monotonic=time.monotonic(),
+        started_wall=now,
+        transcript_dir=str(records),
+        cwd=str(tmp_path),
+    )
+    return store, sid, records / "a1b2.jsonl", Recorder(cfg, config.load(), report=lambda line: None)
+
+
+def _turn(path: Path, text: str, when: float, n: int) -> None:
+    """A user record as Claude Code appends it, dated `when`."""
+    stamp = datetime.fromtimestamp(when, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    record = {"type": "user", "sessionId": f"agent-{n}", "timestamp": stamp, "message": {"role": "user", "content": text}}
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
+IDLE_SCREEN = "\x1b[2J\x1b[H❯ \r\n  ? for shortcuts\r\n"
+LIMIT_SCREEN = "\x1b[2J\x1b[H● Usage limit reached · set to continue automatically at 4:20pm\r\n❯ \r\n  ? for shortcuts\r\n"
+
+
+def test_a_turn_of_the_users_dated_after_a_limit_clears_it_though_no_frame_showed_the_agent_busy(tmp_path):
+    """A short turn on a loaded machine may render no busy frame: the agent's record, which
+    dates the user's turn after the limit, says it works again. The turn the limit stopped,
+    dated before it, does not."""
+    store, sid, record, recorder = _claude_session(tmp_path)
+    limits = lambda: [e["kind"] for e in store.events(sid) if e["kind"].startswith("limit_")]  # noqa: E731
+    try:
+        start = time.time()
+        _turn(record, "turn 2: a long one", start, 1)  # the turn the limit stopped: written before it was seen
+        recorder.handle([(channel.OUTPUT, recorder._now(), LIMIT_SCREEN.encode())])
+        wait_for(lambda: store.get_session(sid)["state"] == "limited", 10, what="the limit shown")
+        wait_for(lambda: store.get_session(sid)["agent_session_id"] == "agent-1", 10, what="the first turn read")
+        recorder.handle([(channel.OUTPUT, recorder._now(), IDLE_SCREEN.encode())])
+        _turn(record, "please go on", time.time(), 2)  # the user's own words, after the limit
+        wait_for(lambda: store.get_session(sid)["agent_session_id"] == "agent-2", 10, what="the second turn read")
+        wait_for(lambda: limits() == ["limit_reached", "limit_cleared"], 10, what="the limit cleared")
+        recorder.handle([(channel.OUTPUT, recorder._now(), (IDLE_SCREEN + "done\r\n").encode())])
+        wait_for(lambda: store.get_session(sid)["state"] == "waiting", 10, what="the agent at its prompt")
+    finally:
+        recorder.finish()
+    assert limits() == ["limit_reached", "limit_cleared"]

@@ -30,13 +30,15 @@ class AgentRecord:
         giveback: GiveBack | None,
         now: Callable[[], float],
         summarized: Iterable[str] = (),
-        heard_user: Callable[[str], None] | None = None,
+        gave: Callable[[str], bool] = lambda text: False,
     ):
         """`summarized`: the summaries the agent made in the session this one carries on (its
-        history, written again as it resumes, is no new compaction); `heard_user`: told each
-        turn of the user's."""
+        history, written again as it resumes, is no new compaction); `gave`: is a text one
+        supervise typed in (a context, a continue), not the user's own words?"""
         self.reader, self.cfg, self.sink, self.giveback, self.now = reader, cfg, sink, giveback, now
-        self.heard_user = heard_user
+        self.gave = gave
+        # told each turn of the user's own, with its session time by the record (None if it has none)
+        self.heard: list[Callable[[str, float | None], None]] = []
         self.agent_session_id: str | None = None
         self.summarized = set(summarized)
         self.from_door: set[str] = set()  # summaries its door gave this run (its record's copy is no history)
@@ -79,11 +81,15 @@ class AgentRecord:
         sid = reader.session_id(record)
         if sid:
             self._known(sid)
+        wall = reader.timestamp(record)
+        earlier = bool(wall and self.cfg.started_wall and wall < self.cfg.started_wall - EARLIER)
         said = reader.user_text(record)
         if self.giveback is not None and said:
             self.giveback.on_user_turn(said)
-        if self.heard_user is not None and said:
-            self.heard_user(said)
+        if said and self.heard and not earlier and not self.gave(said):
+            dated = self._t(wall) if wall and self.cfg.started_wall else None
+            for listener in self.heard:
+                listener(said, dated)
         detail = reader.compaction(record)
         summary = reader.summary(record)
         if detail is None and summary is None:
@@ -93,15 +99,19 @@ class AgentRecord:
             if summary in self.summarized and summary not in self.from_door:
                 return  # a summary it made before, in a history it set again
             self.from_door.discard(summary)  # its door's, now in its record: any later copy is history
-        wall = reader.timestamp(record)
-        if wall and self.cfg.started_wall and wall < self.cfg.started_wall - EARLIER:
+        if earlier:
             return  # an earlier run's, written again (a resumed session's history)
-        t = max(0.0, wall - self.cfg.started_wall if wall and self.cfg.started_wall else self.now())
-        t = min(t, self.now())  # written before it was read, whatever the agent's clock says (one running ahead)
+        t = self._t(wall)
         if detail is not None:
             self.sink.emit("compaction_finished", t, {**detail, "transcript": path.name}, "transcript")
         if summary is not None:
             self._summary(summary, t, "transcript")
+
+    def _t(self, wall: float | None) -> float:
+        """A record's session time: by its own date where it has one, else when it was read;
+        never later than now, whatever the agent's clock says (one running ahead)."""
+        t = max(0.0, wall - self.cfg.started_wall if wall and self.cfg.started_wall else self.now())
+        return min(t, self.now())
 
     def _summary(self, summary: str, t: float, source: str) -> None:
         if summary in self.summarized:

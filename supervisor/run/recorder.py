@@ -135,6 +135,9 @@ class Recorder:
                 self._brief()
             if cfg.resume_from:  # its context, brought up to date (also with injection off: `supervise context` shows it)
                 self.keeper.want("resume")
+        reader = profiles.get(cfg.agent).transcript if cfg.transcript_dir else None
+        gave, summarized = self.renderer.detector.gave, self._summarized(cfg.resume_from) if reader else []
+        self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now, summarized, gave) if reader else None
         wiring.connect(
             self.sink,
             self.renderer,
@@ -143,6 +146,7 @@ class Recorder:
             giveback=self.giveback,
             keeper=self.keeper,
             telemetry=self.telemetry,
+            record=self.transcript,
         )
         give_way = partial(self.sink.quiet, GIVE_WAY)
         self.embedder = embedder.for_session(cfg.db_path, cfg.session_id, settings.memory, self.failures, give_way)
@@ -152,11 +156,7 @@ class Recorder:
         self.indexer.start()
         if self.keeper is not None:
             self.keeper.start()
-        self.transcript: AgentRecord | None = None
-        reader = profiles.get(cfg.agent).transcript
-        if cfg.transcript_dir and reader is not None:
-            heard = telemetrywire.user_turns(self.telemetry, self.renderer.detector)
-            self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now, self._summarized(cfg.resume_from), heard)
+        if self.transcript is not None:
             self.transcript.start()
         self.sink.start()  # every subscriber is wired: what was emitted so far (a brief) is told now
 

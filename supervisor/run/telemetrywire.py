@@ -13,7 +13,6 @@ from pathlib import Path
 from .. import profiles, releases
 from ..channel import RecorderConfig
 from ..config import Settings
-from ..detection.detector import Detector
 from ..telemetry import signals
 from ..telemetry.export import SessionTelemetry
 
@@ -41,19 +40,6 @@ def make(
     telemetry = SessionTelemetry(settings.telemetry, session, cfg.started_wall, now, report, _release(cfg.agent), _failed(cfg, now))
     telemetry.start()
     return telemetry
-
-
-def user_turns(telemetry: SessionTelemetry | None, detector: Detector) -> Callable[[str], None] | None:
-    """What hears the user's turns from the agent's record, with the content opt-in: its own
-    words only (a context or a continue supervise typed in is no request of the user's)."""
-    if telemetry is None or not telemetry.settings.content:
-        return None
-
-    def heard(text: str) -> None:
-        if not detector.gave(text):
-            telemetry.on_user_turn(text)
-
-    return heard
 
 
 def _release(agent: str | None) -> Callable[[list[str]], str | None] | None:

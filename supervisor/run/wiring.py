@@ -34,9 +34,14 @@ event between them is told as the newer one. In this order:
                              mean (limit_cleared), emitted once both have heard the frame
   giving the context back    the screen, for the injection rules
 
+The user's own turns, as the agent's record dates them (events thread), in this order:
+  agent states               a turn after a usage limit clears it (limit_cleared): a short
+                             turn may render no busy frame
+  telemetry                  with the content opt-in only
+
 Telemetry hears the rest where it happens, each an append to its queue: the state changes
-(events thread), each context made (the keeper's thread), the text log's lines (render) and
-the user's turns (events thread), those two with the content opt-in only.
+(events thread), each context made (the keeper's thread) and the text log's lines (render),
+those with the content opt-in only.
 
 Calls across threads besides: the context keeper's thread hands each context it makes to
 the detector (`add_given`, under the detector's lock) and to the injection rules (under
@@ -58,6 +63,7 @@ if TYPE_CHECKING:
     from ..status.statewatch import StateWatch
     from ..store.events import EventSink
     from ..telemetry.export import SessionTelemetry
+    from .agentrecord import AgentRecord
 
 
 def connect(
@@ -69,6 +75,7 @@ def connect(
     giveback: GiveBack | None,
     keeper: ContextKeeper | None,
     telemetry: SessionTelemetry | None = None,
+    record: AgentRecord | None = None,
 ) -> None:
     """Subscribe each part to what it hears, in the order above."""
     sink.subscribe("the exit note", exit_note)
@@ -86,3 +93,8 @@ def connect(
             renderer.lines_to = telemetry.on_lines
         if states is not None:
             states.heard.append(telemetry.on_state)
+    if record is not None:
+        if states is not None:
+            record.heard.append(states.on_user_turn)
+        if telemetry is not None and telemetry.settings.content:  # the user's words are content too
+            record.heard.append(lambda text, t: telemetry.on_user_turn(text))

@@ -6,8 +6,9 @@
 - `permission`: a dialog waits for the user's answer;
 - `compacting`: between a compaction's start and its end;
 - `limited`: a usage limit was reached, until the agent works again (`limit_cleared`): a
-  busy frame after it was idle, or a continue supervise typed that the agent took (a short
-  turn may show no busy frame at all).
+  busy frame after it was idle, a continue supervise typed that the agent took, or a turn
+  of the user's its record dates after the limit (a short turn may show no busy frame at
+  all; a turn the limit stopped again is dated before its new limit).
 
 A dialog comes first (the user must act), then a compaction and a limit (they say why the
 agent is idle or busy), then busy and idle. A frame that shows neither keeps the state (a
@@ -42,22 +43,21 @@ class Tracker:
         self._compacting: float | None = None  # when the compaction under way began
         self._limit: dict | None = None  # the limit reached: reset_at, text
         self._limit_idle = False  # the agent stopped working since the limit was reached
+        self._limit_at = 0.0  # when it was reached
         self._context_left: int | None = None
 
     def event(self, kind: str, t: float, detail: dict) -> tuple[State | None, list[tuple[str, dict]]]:
         """The state after an event if it changed (else None), and the events it means
         (`limit_cleared` once the agent took a continue)."""
         if kind == "limit_continue" and self._limit is not None and detail.get("typed") and detail.get("confirmed"):
-            cleared = dict(self._limit)
-            self._limit = None
-            return self._become("working", t), [("limit_cleared", cleared)]
+            return self._cleared(t)
         if kind == "compaction_started":
             self._compacting = t
         elif kind in ("compaction_finished", "compaction_failed"):
             self._compacting = None
         elif kind == "limit_reached":
             self._limit = {k: detail[k] for k in ("reset_at", "text") if k in detail}
-            self._limit_idle = False
+            self._limit_idle, self._limit_at = False, t
         elif self._limit is not None and kind in ("limit_wait", "limit_continue"):
             # a continue waits for the reset (--on-limit wait), or is called off or typed
             if detail.get("continue_at"):
@@ -65,6 +65,18 @@ class Tracker:
             else:
                 self._limit.pop("continue_at", None)
         return self._become(self.state.name, t), []
+
+    def user_turn(self, t: float) -> tuple[State | None, list[tuple[str, dict]]]:
+        """The state after a turn of the user's the agent took at `t` (by its record), and
+        the events it means (`limit_cleared` when the turn came after the limit)."""
+        if self._limit is None or t <= self._limit_at:
+            return None, []
+        return self._cleared(t)
+
+    def _cleared(self, t: float) -> tuple[State | None, list[tuple[str, dict]]]:
+        """The agent took a turn after its limit: working, the limit cleared."""
+        cleared, self._limit = dict(self._limit or {}), None
+        return self._become("working", t), [("limit_cleared", cleared)]
 
     def _detail(self, name: str) -> dict:
         detail = {} if self._context_left is None else {"context_left": self._context_left}

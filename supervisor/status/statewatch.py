@@ -40,7 +40,14 @@ class StateWatch:
         self.heard: list[Callable[[str, float], None]] = []  # told each change: its state and session time
 
     def on_event(self, kind: str, t: float, detail: dict) -> None:
-        state, events = self.tracker.event(kind, t, detail)
+        self._took(t, *self.tracker.event(kind, t, detail))
+
+    def on_user_turn(self, text: str, t: float | None) -> None:
+        """A turn of the user's, from the agent's record, dated by it (None: it does not say)."""
+        if t is not None:
+            self._took(t, *self.tracker.user_turn(t))
+
+    def _took(self, t: float, state: states.State | None, events: list[tuple[str, dict]]) -> None:
         if state is not None:
             self._changed(state, t)
         for meant, about in events:  # after this one, on this thread: every subscriber hears it
