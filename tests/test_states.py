@@ -77,7 +77,6 @@ def test_a_continue_that_was_not_taken_leaves_the_limit():
     assert t.state.name == "limited"
 
 
-
 def test_a_turn_of_the_users_dated_after_the_limit_clears_it_and_one_dated_before_does_not():
     t = Tracker()
     t.frame(0.0, idle=True, busy=False, dialog=False)
@@ -90,6 +89,7 @@ def test_a_turn_of_the_users_dated_after_the_limit_clears_it_and_one_dated_befor
     assert (state.name, state.since, events) == ("working", 3.0, [("limit_cleared", {"reset_at": "a", "text": "limit"})])
     assert t.user_turn(4.0) == (None, [])  # cleared once
     assert t.frame(4.1, idle=True, busy=False, dialog=False)[0].name == "waiting"
+
 
 def test_the_context_left_is_part_of_the_state_as_the_agent_shows_it():
     tracker = Tracker()
