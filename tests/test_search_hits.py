@@ -5,6 +5,7 @@ and `show --at`."""
 from __future__ import annotations
 
 import json
+import re
 
 from conftest import run_cli
 from helpers import latest
@@ -80,5 +81,8 @@ def test_the_mcp_server_gives_the_same_counts(tmp_path, home, mcp):
     a = repo(tmp_path / "a")
     big = many(a, "kestrel", 10)
     answer = mcp(a).call("search", query="kestrel")
-    assert f"… 7 more matching lines in session {big}" in answer
-    assert "3 hits in 1 session for" in answer
+    # as many of its lines as fit (which depends on how the running session's log was cut
+    # into chunks), and the rest counted: ten in all
+    shown = re.search(r"^(\d+) hits in 1 session for", answer, re.M)
+    more = re.search(rf"… (\d+) more matching lines in session {big}$", answer, re.M)
+    assert shown and more and int(shown[1]) >= 3 and int(shown[1]) + int(more[1]) == 10, answer

@@ -60,7 +60,7 @@ def search(
     marked; how many more lines each session holds. Secrets are masked. With an embeddings
     endpoint set ([memory] embeddings), lines near the question's meaning are found too."""
     from .. import config
-    from ..memory import embedclient, query, reindex as reindexing, search as searching, similar
+    from ..memory import embedclient, query, reindex as reindexing, search as searching
 
     text = " ".join(words)
     scope_project = project.scope(folder, everywhere)
@@ -87,9 +87,12 @@ def search(
         typer.echo(f"supervise: the search index was made again from {done:,} sessions' text logs ({chunks:,} chunks)", err=True)
     elif caught := reindexing.caught_up(store):
         typer.echo(f"supervise: indexed the end of {caught} session(s) for search (their recorder was stopped)", err=True)
+    meaning = None
     if client is not None:
+        from ..memory import similar
+
         _embedded(store, client, everything=reindex or embed)
-    meaning = similar.prepared(store, client, text, lambda line: typer.echo(f"supervise: {line}", err=True))
+        meaning = similar.prepared(store, client, text, lambda line: typer.echo(f"supervise: {line}", err=True))
     hits = searching.search(store, text, scope, limit, meaning=meaning)
     try:
         _print_hits(hits, text, scope_project, as_json)
@@ -195,7 +198,7 @@ def _name(shown: str) -> str:
 
 def _count_lookup(tool: str, project_root: Optional[str]) -> None:
     """A lookup counted where telemetry is on: sent before the command ends, within LOOKUP_WAIT."""
-    from ..telemetry.export import Lookups
+    from ..telemetry.lookups import Lookups
 
     lookups = Lookups.configured("cli", project_root)
     lookups.count(tool)

@@ -79,7 +79,7 @@ class Loaded:
 def _memory(scope: str | None, everywhere: bool):
     """The Memory the tools use, and the close of its lookups' count (telemetry)."""
     from .. import config, paths
-    from ..telemetry.export import Lookups
+    from ..telemetry.lookups import Lookups
     from . import launch
     from .mcpserver import Memory
 

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING
 
 from .. import bigrams
 from ..store import damage, grams
 from ..store.database import Store
-from . import named, query, similar, tally
+from . import named, query, tally
 from .query import CLOSE, OPEN, Line
+
+if TYPE_CHECKING:  # (search by meaning, opt-in: its modules are loaded by a search that asks)
+    from . import similar
 
 LIMIT = 10
 # Candidates read per hit wanted: several chunks of one session may say the same line.
@@ -114,6 +118,8 @@ def search(
         indexes = _indexes(text, every=False)
         hits = _search(store, indexes, scope, limit, most)
     if meaning is not None:
+        from . import similar
+
         where, params = _where(scope)
         near = _readable(store, lambda: similar.nearest(store, meaning, where, params, limit * POOL), [])
         found = _readable(store, lambda: similar.hits(store, near, query.terms(text), Hit), [])
