@@ -200,6 +200,12 @@ def _turn(path: Path, text: str, when: float, n: int) -> None:
         fh.write(json.dumps(record) + "\n")
 
 
+def _noted(path: Path) -> None:
+    """A record of Claude Code's that is no turn (it names the session)."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"type": "system", "sessionId": "agent-0", "timestamp": "2026-11-29T00:00:00Z"}) + "\n")
+
+
 IDLE_SCREEN = "\x1b[2J\x1b[H❯ \r\n  ? for shortcuts\r\n"
 LIMIT_SCREEN = "\x1b[2J\x1b[H● Usage limit reached · set to continue automatically at 4:20pm\r\n❯ \r\n  ? for shortcuts\r\n"
 
@@ -211,6 +217,9 @@ def test_a_turn_of_the_users_dated_after_a_limit_clears_it_though_no_frame_showe
     store, sid, record, recorder = _claude_session(tmp_path)
     limits = lambda: [e["kind"] for e in store.events(sid) if e["kind"].startswith("limit_")]  # noqa: E731
     try:
+        # the follower takes what a file holds as it starts as earlier sessions': a record is
+        # appended until one is read, so the next is certainly followed
+        wait_for(lambda: _noted(record) or store.get_session(sid)["agent_session_id"] == "agent-0", 10, what="the record followed")
         start = time.time()
         _turn(record, "turn 2: a long one", start, 1)  # the turn the limit stopped: written before it was seen
         recorder.handle([(channel.OUTPUT, recorder._now(), LIMIT_SCREEN.encode())])
