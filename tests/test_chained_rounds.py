@@ -34,7 +34,8 @@ OURS = (*PROMPT_ONLY, "Original request (verbatim)")
 def run_chained(env: dict, cols: int = 120) -> str:
     """A demo session: the scripted compaction, then per turn: the user types it, then
     /compact; each time the agent must get its context back. Returns the session id."""
-    argv = ["run", "--agent", "demo", "--inject", "type", "--", sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more"]
+    demo = [sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more", "--pace", "0.25"]  # (a quarter of its reading pace)
+    argv = ["run", "--agent", "demo", "--inject", "type", "--", *demo]
     child = pexpect.spawn(SUPERVISE[0], argv, env={**env, "TERM": "xterm-256color"}, encoding="utf-8", timeout=60, dimensions=(40, cols))
     try:
         child.expect_exact("demo: done: --json added and tested.")

@@ -20,7 +20,7 @@ from fakeapi import FakeAnthropic
 from helpers import latest, session, wait_for
 from supervisor.recording.export import render_cast
 
-RUNS = int(os.environ.get("SUPERVISE_LOAD_RUNS", "20"))
+RUNS = int(os.environ.get("SUPERVISE_LOAD_RUNS", "8"))  # 120 turns; SUPERVISE_LOAD_RUNS=20 or more for a soak
 TURNS = 15
 
 

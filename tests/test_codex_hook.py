@@ -50,7 +50,7 @@ def _hooks_listed(argv: list[str], codex_home, cwd) -> list[dict]:
         ]
         proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
         proc.stdin.flush()
-        deadline = time.monotonic() + 45  # (only a hang)
+        deadline = time.monotonic() + 15  # it answers within a second or two, loaded; longer is a hang (asked again)
         while time.monotonic() < deadline:
             ready, _, _ = select.select([proc.stdout], [], [], 1)
             line = proc.stdout.readline() if ready else b""

@@ -105,6 +105,8 @@ def demo_limited(*flags, term="xterm-256color"):
             "--more",
             "--limit-seconds",
             "3600",
+            "--pace",
+            "0.25",
         ],
         env=env,
         encoding="utf-8",

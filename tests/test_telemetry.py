@@ -30,7 +30,22 @@ from supervisor.telemetry import signals
 
 TURN = "turn 2: rename the total column in src/totals.py"
 SECRET_TURN = f"turn 3: deploy with the key {SECRET}"
-DEMO = ["run", "--agent", "demo", "--inject", "type", "--", sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more"]
+# the demo agent at a quarter of its reading pace: what is exported does not hang on it
+DEMO = [
+    "run",
+    "--agent",
+    "demo",
+    "--inject",
+    "type",
+    "--",
+    sys.executable,
+    "-P",
+    "-m",
+    "supervisor.cli.demo_agent",
+    "--more",
+    "--pace",
+    "0.25",
+]
 
 
 def demo_env(url: str | None, **extra: str) -> dict:
@@ -480,7 +495,7 @@ def test_a_usage_limit_waited_out_is_reached_waited_continued_and_cleared(home):
     """The demo agent's limit resets seconds later; supervise waits it out and types a continue."""
     receiver = HttpReceiver().start()
     try:
-        argv = [*DEMO[:-1], "--more", "--limit-seconds", "4"]
+        argv = [*DEMO, "--limit-seconds", "4"]
         argv[1:1] = ["--on-limit", "wait"]
         env = demo_env(receiver.url, SUPERVISE_LIMIT_MARGIN="1")
         child = pexpect.spawn(SUPERVISE[0], argv, env=env, encoding="utf-8", codec_errors="replace", timeout=60, dimensions=(40, 120))

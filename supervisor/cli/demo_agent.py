@@ -4,7 +4,8 @@ Nothing real is run; it only prints what an agent would, at a human pace. With -
 then takes the user's turns until /exit: each line is worked on, /compact compacts again
 (a line may carry notes after " | ": "decided: ...", "error: ...", "fixed: ...", "todo: ..."),
 and a line starting "limit:" hits a usage limit that resets --limit-seconds later (until
-then every line is refused, as a subscription's agent does)."""
+then every line is refused, as a subscription's agent does). --pace FACTOR scales its pauses
+(1, the default: a person's reading pace; the tests go faster)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ _pending = b""  # typed, not yet read as a line
 def say(text: str = "", pause: float = 0.35) -> None:
     sys.stdout.write(text + "\r\n" if not text.endswith("\r\n") else text)
     sys.stdout.flush()
-    time.sleep(pause)
+    time.sleep(pause * _option("--pace", 1.0))
 
 
 def caption(text: str) -> None:
@@ -41,7 +42,7 @@ def busy(what: str, seconds: float) -> None:
     """A busy line, as agents draw it, erased when done."""
     sys.stdout.write(f"✻ {what}… {DIM}(esc to interrupt){RESET}")
     sys.stdout.flush()
-    time.sleep(seconds)
+    time.sleep(seconds * _option("--pace", 1.0))
     sys.stdout.write("\x1b[2K\r")
 
 
@@ -93,9 +94,9 @@ def carry_on(context: str) -> None:
         say("demo: the KeyError in src/report.py was already fixed: not doing it again")
 
 
-def limit_seconds() -> float:
+def _option(name: str, default: float) -> float:
     args = sys.argv[1:]
-    return float(args[args.index("--limit-seconds") + 1]) if "--limit-seconds" in args else 60.0
+    return float(args[args.index(name) + 1]) if name in args else default
 
 
 def conversation() -> int:
@@ -110,7 +111,7 @@ def conversation() -> int:
         if line.startswith("limit:") or time.time() < limited_until:
             busy("Working", 0.3)
             again = " again" if time.time() < limited_until else ""
-            limited_until = limited_until if again else time.time() + limit_seconds()
+            limited_until = limited_until if again else time.time() + _option("--limit-seconds", 60.0)
             reset = datetime.fromtimestamp(limited_until, timezone.utc)
             say(f"● Usage limit reached{again} · resets {reset:%H:%M:%S} (UTC)")
             continue
