@@ -5,6 +5,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -25,6 +26,12 @@ while not got.endswith(b'.'):
     got += os.read(0, 100)
     os.write(1, got[-1:])
 """
+
+
+def demo_agent(*flags: str, pace: float = 0.25) -> list[str]:
+    """The demo agent's command, taking the user's turns after its script (--more), at `pace`
+    of a person's reading pace: a test waits on what it shows, not on its pauses."""
+    return [sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more", "--pace", str(pace), *flags]
 
 
 def spawn(args, cols=100, rows=30, env=None, **kw):

@@ -11,14 +11,13 @@ does. Offline (the heuristic), and with the fake cheap model paraphrasing or gar
 import json
 import os
 import re
-import sys
 
 import pexpect
 import pytest
 
 from conftest import SUPERVISE
 from fakeapi import FakeAnthropic
-from helpers import latest, session, wait_for
+from helpers import demo_agent, latest, session, wait_for
 from supervisor.cli.demo_agent import REQUEST
 from supervisor.store.database import Store
 
@@ -34,8 +33,7 @@ OURS = (*PROMPT_ONLY, "Original request (verbatim)")
 def run_chained(env: dict, cols: int = 120) -> str:
     """A demo session: the scripted compaction, then per turn: the user types it, then
     /compact; each time the agent must get its context back. Returns the session id."""
-    demo = [sys.executable, "-P", "-m", "supervisor.cli.demo_agent", "--more", "--pace", "0.25"]  # (a quarter of its reading pace)
-    argv = ["run", "--agent", "demo", "--inject", "type", "--", *demo]
+    argv = ["run", "--agent", "demo", "--inject", "type", "--", *demo_agent()]
     child = pexpect.spawn(SUPERVISE[0], argv, env={**env, "TERM": "xterm-256color"}, encoding="utf-8", timeout=60, dimensions=(40, cols))
     try:
         child.expect_exact("demo: done: --json added and tested.")

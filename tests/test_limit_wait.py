@@ -5,7 +5,6 @@ Code (whose limit dialog must never be typed into)."""
 
 import json
 import os
-import sys
 import re
 import time
 from datetime import datetime
@@ -14,7 +13,7 @@ import pexpect
 import pytest
 
 from conftest import SUPERVISE
-from helpers import latest, session, wait_for
+from helpers import demo_agent, latest, session, wait_for
 
 MARGIN = 1.0
 LIMIT = 6.0  # seconds until the demo agent's limit resets
@@ -32,13 +31,7 @@ def demo(env_extra=None):
             "--on-limit",
             "wait",
             "--",
-            sys.executable,
-            "-P",
-            "-m",
-            "supervisor.cli.demo_agent",
-            "--more",
-            "--limit-seconds",
-            str(LIMIT),
+            *demo_agent("--limit-seconds", str(LIMIT)),
         ],
         env=env,
         encoding="utf-8",

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import procs
-from helpers import wait_for
+from helpers import demo_agent, wait_for
 
 from supervisor.config import Notify
 from supervisor.status.notify import Notices, Runner, command_line
@@ -80,7 +80,6 @@ def left_running(token: str) -> list[int]:
 def demo_limited(*flags, term="xterm-256color"):
     """The demo agent under supervise with `flags`, just past hitting its usage limit."""
     import os
-    import sys
 
     import pexpect
 
@@ -98,15 +97,7 @@ def demo_limited(*flags, term="xterm-256color"):
             "parser\x1b]2;pwned\x07work",
             *flags,
             "--",
-            sys.executable,
-            "-P",
-            "-m",
-            "supervisor.cli.demo_agent",
-            "--more",
-            "--limit-seconds",
-            "3600",
-            "--pace",
-            "0.25",
+            *demo_agent("--limit-seconds", "3600"),
         ],
         env=env,
         encoding="utf-8",

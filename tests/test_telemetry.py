@@ -12,7 +12,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ import pexpect
 import pytest
 
 from conftest import ROOT, SUPERVISE
-from helpers import latest, recorder_done, session, wait_for
+from helpers import demo_agent, latest, recorder_done, session, wait_for
 from otlpreceiver import GrpcReceiver, HttpReceiver
 from planted import SECRET
 from supervisor.cli.demo_agent import REQUEST
@@ -30,22 +29,7 @@ from supervisor.telemetry import signals
 
 TURN = "turn 2: rename the total column in src/totals.py"
 SECRET_TURN = f"turn 3: deploy with the key {SECRET}"
-# the demo agent at a quarter of its reading pace: what is exported does not hang on it
-DEMO = [
-    "run",
-    "--agent",
-    "demo",
-    "--inject",
-    "type",
-    "--",
-    sys.executable,
-    "-P",
-    "-m",
-    "supervisor.cli.demo_agent",
-    "--more",
-    "--pace",
-    "0.25",
-]
+DEMO = ["run", "--agent", "demo", "--inject", "type", "--", *demo_agent()]
 
 
 def demo_env(url: str | None, **extra: str) -> dict:
