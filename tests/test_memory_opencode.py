@@ -62,9 +62,19 @@ def opencode(tmp_path, home):
     screens = []
 
     def start(extra=None):
-        screen = Screen(["--", opencode_bin()], {**env, **(extra or {})}, project)
-        screens.append(screen)
-        screen.wait(IDLE, 90)
+        for attempt in (1, 2):
+            screen = Screen(["--", opencode_bin()], {**env, **(extra or {})}, project)
+            screens.append(screen)
+            try:
+                screen.wait(IDLE, 45 if attempt == 1 else 90)
+                break
+            except AssertionError:
+                # OpenCode, now and then, never gets past the terminal queries it starts with when
+                # nothing answers them, as this screen does not (nothing drawn in 45 s; other
+                # times it draws within seconds): started once more
+                if attempt == 2 or screen.text().strip():
+                    raise
+                screen.quit_with_ctrl_c()
         screen.pump(2.0)  # its input box takes keys a moment after the footer is drawn
         return screen, api, project
 
