@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..config import Memory
-from ..store import vectors
+from ..store import searched, vectors
 from ..store.database import Store
 from ..store.worker import Worker
 from . import passages
@@ -35,7 +35,7 @@ def embed_session(
     assert model is not None
     seen = set() if seen is None else seen
     total = 0
-    for source in vectors.SOURCES:
+    for source in searched.SOURCES:
         while rows := vectors.missing(conn, model, source, session_id, ROWS):
             said = set(seen)  # (what this batch says is `seen` once it is kept: a failed call is asked again whole)
             todo = [(row, text or "", passages.new(text or "", said)) for row, text in rows]

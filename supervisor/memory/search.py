@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 from .. import bigrams
-from ..store import damage, grams
+from ..store import damage, grams, searched
 from ..store.database import Store
 from . import named, query, tally
 from .query import CLOSE, OPEN, Line
@@ -347,8 +347,7 @@ def _hits(
     here (the second, which holds no text)."""
     expression = index.expression
     if index.words is not None:
-        table, column, place = ("log_chunks", "text", "start") if source == "log" else ("contexts", "prompt", "round")
-        row = conn.execute(f"select {column}, {place} from {table} where id = ?", [key]).fetchone()
+        row = searched.text_of(conn, source, key)
         row = row and (query.marked(row[0], index.words), row[1])
     elif source == "log":
         row = conn.execute(

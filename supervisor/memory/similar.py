@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..store import vectors
+from ..store import searched, vectors
 from ..store.database import Store
 from . import query
 from .embedclient import QUERY_TIMEOUT, Client, Unavailable
@@ -111,9 +111,7 @@ def hits(store: Store, found: list[tuple[float, dict]], terms: list[str], hit) -
     """The nearest rows as hits (`hit`: search.Hit), each shown as its line nearest the question."""
     out = []
     for score, f in found:
-        table, column = vectors.SOURCES[f["source"]]
-        place = "start" if f["source"] == "log" else "round"
-        row = store.conn.execute(f"select {column}, {place} from {table} where id = ?", [f["row"]]).fetchone()
+        row = searched.text_of(store.conn, f["source"], f["row"])
         if row is None:
             continue
         (start, end), s = f["span"], f["session"]

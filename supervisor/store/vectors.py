@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import struct
 
-SOURCES = {"log": ("log_chunks", "text"), "context": ("contexts", "prompt")}
+from .searched import SOURCES
 
 SCHEMA = (
     "create table if not exists embedders (id integer primary key, name text not null unique, dims integer not null)",
@@ -87,7 +87,7 @@ def put(conn: sqlite3.Connection, model: int, source: str, row: int, session_id:
 
 def missing(conn: sqlite3.Connection, model: int | None, source: str, session_id: str, limit: int) -> list[tuple[int, str]]:
     """(id, text) of at most `limit` of a session's chunks or contexts the model has no row for, oldest first."""
-    table, column = SOURCES[source]
+    table, column, _ = SOURCES[source]
     return conn.execute(
         f"select t.id, t.{column} from {table} t where t.session_id = ? and not exists (select 1 from passage_vectors v"
         " where v.embedder = ? and v.source = ? and v.row = t.id) order by t.id limit ?",
@@ -98,7 +98,7 @@ def missing(conn: sqlite3.Connection, model: int | None, source: str, session_id
 def behind(conn: sqlite3.Connection, model: int | None) -> list[str]:
     """The sessions with a chunk or a context the model has no row for, oldest first."""
     found: dict[str, None] = {}
-    for source, (table, _) in SOURCES.items():
+    for source, (table, _, _) in SOURCES.items():
         rows = conn.execute(
             f"select distinct t.session_id from {table} t where not exists (select 1 from passage_vectors v"
             " where v.embedder = ? and v.source = ? and v.row = t.id)",
@@ -111,7 +111,7 @@ def behind(conn: sqlite3.Connection, model: int | None) -> list[str]:
 
 def unembedded(conn: sqlite3.Connection, model: int | None) -> int:
     """How many chunks and contexts the model has no row for (counts, not a walk of them)."""
-    rows = sum(conn.execute(f"select count(*) from {table}").fetchone()[0] for table, _ in SOURCES.values())
+    rows = sum(conn.execute(f"select count(*) from {table}").fetchone()[0] for table, _, _ in SOURCES.values())
     done = 0 if model is None else conn.execute("select count(*) from passage_vectors where embedder = ?", [model]).fetchone()[0]
     return max(0, rows - done)
 
