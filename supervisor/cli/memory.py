@@ -7,7 +7,7 @@ import os
 import shlex
 import sys
 from dataclasses import replace
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -17,6 +17,9 @@ from ..store.database import Store
 from ..errors import SuperviseError
 from ..plaintext import clip, json_rows, plain
 from .shared import local_time, open_store
+
+if TYPE_CHECKING:
+    from ..config import Telemetry
 
 PROJECT_HELP = "Only this folder's project (its git repository, wherever it was; default: the current folder's)."
 ALL_HELP = "Every project, not only the current folder's."
@@ -72,7 +75,8 @@ def search(
         scope = searching.Scope(project=scope_project, agent=agent, since=query.since(since) if since else None)
     except query.BadQuery as exc:
         raise SuperviseError(f"search: --since {exc}", "give a date (2026-11-20) or an age (90m, 12h, 7d, 2w)", exit_code=2) from None
-    client = embedclient.client(config.load(warn=config.to_stderr).memory)
+    settings = config.load(warn=config.to_stderr)
+    client = embedclient.client(settings.memory)
     if embed and client is None:
         raise SuperviseError(
             "search: --embed needs an embeddings endpoint", "set [memory] embeddings in config.toml, or SUPERVISE_EMBEDDINGS", exit_code=2
@@ -99,7 +103,7 @@ def search(
         if not as_json:
             _print_grouped(store, hits, context, one_session=session is not None)
     finally:  # after the answer is out: an endpoint that is slow keeps nobody from it
-        _count_lookup("search", scope_project)
+        _count_lookup("search", scope_project, settings.telemetry)
 
 
 def _embedded(store: Store, client, everything: bool) -> None:
@@ -196,11 +200,11 @@ def _name(shown: str) -> str:
     return clip(shown, PROJECT_SHOWN)
 
 
-def _count_lookup(tool: str, project_root: Optional[str]) -> None:
+def _count_lookup(tool: str, project_root: Optional[str], telemetry: Telemetry) -> None:
     """A lookup counted where telemetry is on: sent before the command ends, within LOOKUP_WAIT."""
     from ..telemetry.lookups import Lookups
 
-    lookups = Lookups.configured("cli", project_root)
+    lookups = Lookups(telemetry, "cli", project_root)
     lookups.count(tool)
     lookups.close(LOOKUP_WAIT)
 

@@ -86,10 +86,10 @@ def _memory(scope: str | None, everywhere: bool):
     from .embedclient import client
 
     try:
-        memory = config.load(mcp_all_projects=True if everywhere else None, warn=config.to_stderr).memory
-        wide, embeddings = memory.mcp_all_projects, client(memory)
+        settings = config.load(mcp_all_projects=True if everywhere else None, warn=config.to_stderr)
+        wide, embeddings, telemetry = settings.memory.mcp_all_projects, client(settings.memory), settings.telemetry
     except SuperviseError as exc:  # the agent keeps its server, kept to its project; doctor says what is wrong
         print(f"{exc}; the MCP server answers for its own project only", file=sys.stderr)
-        wide, embeddings = everywhere, None
-    lookups = Lookups.configured("mcp", scope)
+        wide, embeddings, telemetry = everywhere, None, config.Telemetry()  # (and counts nothing)
+    lookups = Lookups(telemetry, "mcp", scope)
     return Memory(paths.db_path(), scope, os.environ.get(launch.SESSION_VAR), lookups.count, wide, embeddings), lookups.close

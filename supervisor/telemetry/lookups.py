@@ -19,16 +19,6 @@ class Lookups:
         self._pipeline: Any = None
         self._failed = False
 
-    @classmethod
-    def configured(cls, via: str, project: str | None = None) -> Lookups:
-        """As the settings say; a broken config.toml counts nothing (`supervise` says what is wrong)."""
-        from .. import config
-
-        try:
-            return cls(config.load().telemetry, via, project)
-        except SuperviseError:
-            return cls(Telemetry(), via, project)
-
     def count(self, tool: str) -> None:
         if not self.settings.on or self._failed:
             return
