@@ -267,6 +267,7 @@ class RecorderConfig:
     contexts: bool = True  # make session contexts (on compaction, periodically, at the end)
     inject: str = "off"  # give the agent its context back: auto | type | off
     hook_socket: str | None = None  # where the agent's own hook asks for it
+    hook_fd: int | None = None  # ... listening already: bound by the supervisor before the agent started
     door_file: str | None = None  # a file the agent reads before each request: the context is written there
     resume_from: str | None = None  # the session this one resumes: its context is due at start
     handoff_from: str | None = None  # ... by another agent: the one that did the work

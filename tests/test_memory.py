@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 
+import pexpect
 import pytest
 
 from agentdriver import Screen
@@ -316,6 +317,36 @@ def test_a_typed_brief_is_supervises_and_never_the_users_request(tmp_path, home)
     row = wait_for(lambda: Store(home / "supervise.db").latest_context(sid), 30)
     said = row["context"]["original_request"]
     assert "my own request: add a retry" in said and "supervise" not in said and "kestrel" not in said
+
+
+def test_a_hook_that_asks_the_moment_the_agent_starts_is_given_the_brief(tmp_path, home):
+    """The agent's first hook may come before the recorder has started (Claude Code asks about
+    0.2 s in): it still gets the brief, once, through its door, and nothing is typed."""
+    a = repo(tmp_path / "a")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "claude")
+    store = Store(home / "supervise.db")
+    store.create_session(
+        "prev33", command="claude", argv=["claude"], cwd=str(a), project=str(a), project_key=str(a), agent="claude", status="completed"
+    )
+    context_row(store, "prev33", original_request="port the importer to kestrel", key_decisions=["kestrel, not redis"])
+    store.close()
+    agent = tmp_path / "claude"  # its profile puts --settings after the command's first word
+    agent.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S {ROOT / "tests" / "agents" / "hookfirst.py"} "$@"\n')
+    agent.chmod(0o755)
+    screen = Screen(["--agent", "claude", "--brief", "--no-mcp", "--", str(agent)], env, a)
+    try:
+        screen.wait(r"hook gave: \S+", 30)
+        sid = latest()["id"]
+        given = wait_for(lambda: [e["detail"] for e in session(sid)["events"] if e["kind"] == "injection"], 20)
+        assert "hook gave: [supervise] Brief" in screen.text()
+        assert [(g["channel"], g["reason"]) for g in given] == [("hook", "brief")]
+        screen.type("/exit")
+        screen.child.expect(pexpect.EOF, timeout=30)
+    finally:
+        screen.close()
+    assert "got:" not in screen.text()  # it came through the door; nothing was typed
+    assert [e["kind"] for e in session(sid)["events"]].count("injection") == 1
 
 
 def test_mcp_install_names_the_agents_own_command_and_refuses_an_agent_without_mcp(tmp_path):

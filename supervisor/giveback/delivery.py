@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import paths
 from ..channel import Inject, Note, Terminal
@@ -21,6 +22,9 @@ from ..detection.detector import Seen
 from .given import Context, Continue
 from .injection import Injector
 from .limitwait import LimitWait
+
+if TYPE_CHECKING:
+    import socket
 
 TICK = 0.1  # seconds between ticks while a delivery is due or under way
 WAIT_CHECK = 30.0  # seconds: the most a usage limit's continue may be late (by the wall clock)
@@ -56,6 +60,7 @@ class GiveBack:
         mode: str,
         *,
         hook_socket: str | None,
+        hook_listener: socket.socket | None = None,
         hook_wait: float,
         door_file: str | None = None,
         door_at_prompt: bool = False,
@@ -94,8 +99,7 @@ class GiveBack:
             from .hookserver import HookServer
 
             try:
-                self._hooks = HookServer(hook_socket, self._hook_answer, fail)
-                self._hooks.start()
+                self._hooks = HookServer(hook_socket, self._hook_answer, fail, hook_listener)
             except OSError as exc:
                 fail("context hook", exc)
         self._ticker = threading.Thread(target=self._tick, name="supervise-inject", daemon=True)
@@ -178,6 +182,11 @@ class GiveBack:
     def brief(self, session_id: str, text: str) -> None:
         """The session's brief (round 0 of its own: no context of its has that round) is due."""
         self.injector.brief(Context(session_id, 0, text, self._now()))
+
+    def answer_hooks(self) -> None:
+        """What is due at the start is known: answer the agent's hook (an ask made before waits in the socket's backlog)."""
+        if self._hooks is not None and self._hooks.ident is None:
+            self._hooks.start()
 
     def close(self) -> None:
         """The child is gone: nothing more to type or hand over."""

@@ -2,7 +2,10 @@
 
 Each connection is one hook run: a JSON line in (the hook's input), a JSON line out
 (`{"context": "..."}`, empty when there is nothing to give). Answers may wait for a context
-that is still being made, so every connection gets its own thread.
+that is still being made, so every connection gets its own thread. The supervisor binds it
+before the agent starts and hands it over; the recorder accepts once it knows what is due at
+the start (a resumed session's context, a brief), so a hook that asks at once is not told
+"nothing".
 """
 
 from __future__ import annotations
@@ -15,20 +18,48 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def listen(path: str) -> socket.socket:
+    """A listening socket at `path`, the user's alone. Bound before the agent starts, so its
+    first hook finds it whatever the recorder's start-up costs (it waits in the backlog)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o077)
+    try:
+        Path(path).unlink(missing_ok=True)
+        sock.bind(path)
+        sock.listen(8)
+    except OSError:
+        sock.close()
+        raise
+    finally:
+        os.umask(old)
+    return sock
+
+
+def adopted(fd: int | None, keep: bool) -> socket.socket | None:
+    """The listening socket the supervisor handed over as `fd`; closed at once when this run
+    does not answer hooks (an ask is then refused, never left waiting)."""
+    if fd is None:
+        return None
+    sock = socket.socket(fileno=fd)
+    if keep:
+        return sock
+    sock.close()
+    return None
+
+
 class HookServer(threading.Thread):
-    def __init__(self, path: str, answer: Callable[[dict], str | None], fail: Callable[[str, BaseException], None]):
+    def __init__(
+        self,
+        path: str,
+        answer: Callable[[dict], str | None],
+        fail: Callable[[str, BaseException], None],
+        listener: socket.socket | None = None,
+    ):
         super().__init__(name="supervise-hooks", daemon=True)
         self.path = path
         self.answer = answer
         self.fail = fail
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o077)  # the socket file is the user's alone
-        try:
-            Path(path).unlink(missing_ok=True)
-            self.sock.bind(path)
-        finally:
-            os.umask(old)
-        self.sock.listen(8)
+        self.sock = listener if listener is not None else listen(path)
 
     def run(self) -> None:
         while True:

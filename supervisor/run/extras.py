@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from .. import paths, profiles
+from ..giveback import hookserver
 from ..memory import launch
 from ..store.database import supervisor_alive
 
@@ -27,7 +28,11 @@ def add(plan: Plan, argv: list[str], cleanup: contextlib.ExitStack, env: Mapping
         at_start = resumed or plan.settings.memory.brief
         hooked = plan.profile.with_hook(argv, plan.sdir, socket, at_start=at_start, env=plan.env)
         # no door this run (the context is typed), or a file door: no socket to ask over
-        plan.hook_socket = socket if hooked is not None and hooked.door_file is None else None
+        if hooked is not None and hooked.door_file is None:
+            plan.hook_socket = socket
+            # listening before the agent starts (its first hook may beat the recorder's start-up); the recorder's once handed over
+            plan.hook_listener = hookserver.listen(socket)
+            cleanup.callback(plan.hook_listener.close)
         _given(plan, hooked)
     if plan.settings.memory.mcp and plan.pattern_set is not None:
         server = launch.server(env, project, plan.sid, plan.settings.memory.mcp_all_projects)  # the run's scope, carried to it

@@ -26,12 +26,14 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from .. import channel, config, paths, profiles
 from ..channel import Compacted, Done, Error, Injected, Message, Modes, Note, RecorderConfig
 from ..contexts import lastround
 from ..contexts.keeper import ContextKeeper, Session as KeeperSession
 from ..contexts.schema import quoted
+from ..giveback import hookserver
 from ..giveback.delivery import GiveBack
 from ..memory import brief, embedder
 from ..recording import asciicast
@@ -46,6 +48,7 @@ from .agentrecord import AgentRecord
 from .failures import Failures
 
 
+T = TypeVar("T")
 GIVE_WAY = 0.05  # seconds the search index waits, before each write, for the events to be written
 
 
@@ -73,8 +76,9 @@ class Recorder:
         self._store = self._open_store()
         carries_on = bool(cfg.resume_from) and not cfg.handoff_from  # (its agent draws that session again)
         self.sink = EventSink(self._open_store(), cfg.session_id, self._marker, self.failures, cfg.start_monotonic, carries_on)
-        names = self._session_names()
-        project = (names.pop("project", None), names.pop("project_key", None))
+        row = self._read(lambda store: store.get_session(cfg.session_id), None) or {}
+        names = {"id": cfg.session_id, "name": row.get("name"), "agent": cfg.agent}  # for notices
+        project = (row.get("project"), row.get("project_key"))
         self.telemetry = telemetrywire.make(cfg, settings, project, self._now, self._report)
         self.renderer = Renderer(
             paths.open_private(Path(cfg.log_path), "w", encoding="utf-8"),
@@ -96,10 +100,12 @@ class Recorder:
         self.keeper: ContextKeeper | None = None
         self.giveback: GiveBack | None = None
         contexts_back = cfg.contexts and cfg.inject != "off"
+        listener = hookserver.adopted(cfg.hook_fd, keep=bool(cfg.agent and contexts_back))
         if cfg.agent and (contexts_back or settings.limits.on_limit == "wait"):
             self.giveback = GiveBack(
                 cfg.inject if contexts_back else "off",
                 hook_socket=cfg.hook_socket if contexts_back else None,
+                hook_listener=listener,
                 door_file=cfg.door_file if contexts_back else None,
                 door_at_prompt=contexts_back and bool(cfg.hook_socket) and profiles.get(cfg.agent).door_at_prompt,
                 hook_wait=settings.hook_wait,
@@ -136,7 +142,9 @@ class Recorder:
             if cfg.resume_from:  # its context, brought up to date (also with injection off: `supervise context` shows it)
                 self.keeper.want("resume")
         reader = profiles.get(cfg.agent).transcript if cfg.transcript_dir else None
-        gave, summarized = self.renderer.detector.gave, self._summarized(cfg.resume_from) if reader else []
+        parent = cfg.resume_from if reader else None  # the summaries the agent made in the session this one carries on
+        told: list[dict] = self._read(lambda store: store.events(parent, "agent_summary"), []) if parent else []
+        gave, summarized = self.renderer.detector.gave, [e["detail"].get("text", "") for e in told]
         self.transcript = AgentRecord(reader, cfg, self.sink, self.giveback, self._now, summarized, gave) if reader else None
         wiring.connect(
             self.sink,
@@ -159,19 +167,20 @@ class Recorder:
         if self.transcript is not None:
             self.transcript.start()
         self.sink.start()  # every subscriber is wired: what was emitted so far (a brief) is told now
+        if self.giveback is not None:  # what is due at the start is known: the agent's hook is answered from now
+            self.giveback.answer_hooks()
 
     def _door_said(self, sid: str | None, summary: str | None, t: float) -> None:  # taken in turn with its record
         if self.transcript is not None:
             self.sink.call("the agent's door", self.transcript.door_said, sid, summary, t)
 
-    def _summarized(self, session_id: str | None) -> list[str]:
-        """The summaries the agent made in the session this one carries on."""
+    def _read(self, read: Callable[[Store], T], default: T) -> T:
+        """A read of the store as the run starts; one that fails is said, and the run goes on without it."""
         try:
-            events = self._store.events(session_id, "agent_summary") if session_id and self._store is not None else []
+            return read(self._store) if self._store is not None else default
         except Exception as exc:
             self.failures("event store", exc)
-            return []
-        return [e["detail"].get("text", "") for e in events]
+            return default
 
     def _brief(self) -> None:
         """A new session's brief of its project's last sessions, due from the start (a few reads of the store)."""
@@ -203,17 +212,6 @@ class Recorder:
             self._send(Injected(detail))
         elif kind == "compaction_finished":
             self._send(Compacted())
-
-    def _session_names(self) -> dict:
-        """The session's id, name and agent (for notices), and its project."""
-        names = {"id": self.config.session_id, "name": None, "agent": self.config.agent}
-        try:
-            if self._store is not None:
-                row = self._store.get_session(self.config.session_id)
-                names.update(name=row["name"], project=row.get("project"), project_key=row.get("project_key"))
-        except Exception as exc:
-            self.failures("event store", exc)
-        return names
 
     def _context_made(self, row: dict, session_id: str) -> None:
         self.renderer.detector.add_given(row["prompt"], quoted(row["context"]))

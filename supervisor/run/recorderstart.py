@@ -1,5 +1,6 @@
 """Starting the recorder process: what it is told of the run, and the process itself, in a
-session of its own (terminal signals don't reach it), with the two pipes of channel.py."""
+session of its own (terminal signals don't reach it), with the two pipes of channel.py and
+the agent's hook socket, listening already."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ def config_of(opts, plan, db_path: str, start: float, started_wall: float) -> Re
         agent_session_id=opts.agent_session_id,
         inject=plan.inject,
         hook_socket=plan.hook_socket,
+        hook_fd=plan.hook_listener.fileno() if plan.hook_listener is not None else None,
         door_file=plan.door_file,
         resume_from=opts.parent_id,
         handoff_from=opts.handoff_from,
@@ -64,7 +66,7 @@ def start(recorder: RecorderConfig, env: Mapping[str, str], sdir: Path) -> tuple
                 # -P: the user's current directory is not searched first (a folder named
                 # `supervisor` there, such as a supervisord checkout, must not replace ours).
                 [sys.executable, "-P", "-m", "supervisor.run.recorder", str(told), str(frames_r), str(back_w)],
-                pass_fds=(frames_r, back_w),
+                pass_fds=(frames_r, back_w, *([] if recorder.hook_fd is None else [recorder.hook_fd])),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=err,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import sqlite3
 import sys
 import time
@@ -114,6 +115,7 @@ class Plan:
     env: dict[str, str]  # the agent's environment
     inject: str
     hook_socket: str | None = None
+    hook_listener: socket.socket | None = None  # listening at hook_socket, handed to the recorder
     door_file: str | None = None
 
 
@@ -144,6 +146,8 @@ def _run(
     outbox, inbox, _recorder = recorderstart.start(
         recorderstart.config_of(opts, plan, str(store.path), start, started_wall), {**env, **config.passed_on(plan.settings)}, plan.sdir
     )
+    if plan.hook_listener is not None:  # the recorder's alone now: were it gone, a hook is refused at once, not left waiting
+        plan.hook_listener.close()
     # what its row says of the run, also here: a repair that lost the row takes it back from here
     facts = {k: v for k, v in plan.session.items() if k not in ("command", "argv", "cwd", "pid", "cast_path", "log_path")}
     outbox.event(0.0, "start", {"argv": plan.session["argv"], "cols": plan.size[0], "rows": plan.size[1], "cwd": opts.cwd, **facts})
