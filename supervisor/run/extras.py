@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from .. import paths, profiles
@@ -17,7 +17,15 @@ if TYPE_CHECKING:
     from .session import Plan
 
 
-def add(plan: Plan, argv: list[str], cleanup: contextlib.ExitStack, env: Mapping[str, str], resumed: bool, project: str) -> None:
+def add(
+    plan: Plan,
+    argv: list[str],
+    cleanup: contextlib.ExitStack,
+    env: Mapping[str, str],
+    resumed: bool,
+    project: str,
+    say: Callable[[str], None],
+) -> None:
     # An agent that asks for its context through a hook of its own is given it there: nothing
     # to type, and it cannot land in a dialog.
     if plan.inject == "auto" and plan.profile.hooks(argv):
@@ -29,10 +37,13 @@ def add(plan: Plan, argv: list[str], cleanup: contextlib.ExitStack, env: Mapping
         hooked = plan.profile.with_hook(argv, plan.sdir, socket, at_start=at_start, env=plan.env)
         # no door this run (the context is typed), or a file door: no socket to ask over
         if hooked is not None and hooked.door_file is None:
-            plan.hook_socket = socket
-            # listening before the agent starts (its first hook may beat the recorder's start-up); the recorder's once handed over
-            plan.hook_listener = hookserver.listen(socket)
-            cleanup.callback(plan.hook_listener.close)
+            try:  # listening before the agent starts (its first hook may beat the recorder's start-up); the recorder's once handed over
+                plan.hook_listener = hookserver.listen(socket)
+            except OSError as exc:  # its hook finds no one and gives nothing: the context is typed
+                say(f"supervise: cannot listen for the agent's hook at {socket} ({exc.strerror or exc}); its context will be typed instead")
+            else:
+                plan.hook_socket = socket
+                cleanup.callback(plan.hook_listener.close)
         _given(plan, hooked)
     if plan.settings.memory.mcp and plan.pattern_set is not None:
         server = launch.server(env, project, plan.sid, plan.settings.memory.mcp_all_projects)  # the run's scope, carried to it

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from .. import commandline, config, paths, profiles, project
@@ -214,7 +215,7 @@ def _plan(
         child_env,
         opts.inject if pattern_set is not None else "off",
     )
-    extras.add(plan, opts.argv, cleanup, env, resumed=opts.parent_id is not None, project=where.root)
+    extras.add(plan, opts.argv, cleanup, env, resumed=opts.parent_id is not None, project=where.root, say=partial(print, file=stderr))
     return store, plan
 
 
