@@ -1,10 +1,11 @@
-"""How the database file is opened and written: WAL mode, and write transactions that take
-the write lock before they read."""
+"""How the database file is opened, written and read whole: WAL mode, write transactions that
+take the write lock before they read, and a table read a batch of rows at a time."""
 
 from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
 
 # How long opening the database or a write waits for another process's (seconds).
 BUSY_TIMEOUT = 10
@@ -23,6 +24,15 @@ def use_wal(conn: sqlite3.Connection, timeout: float) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def batches(conn: sqlite3.Connection, table: str, columns: list[str], size: int = 1000) -> Iterator[list[tuple]]:
+    """Every row of `table` as (id, *columns), `size` at a time in id order: a table of millions
+    is never held whole, and a row the caller writes between batches is not read again."""
+    last = 0
+    while rows := conn.execute(f'select id, {", ".join(columns)} from "{table}" where id > ? order by id limit ?', [last, size]).fetchall():
+        yield rows
+        last = rows[-1][0]
 
 
 class Connection(sqlite3.Connection):

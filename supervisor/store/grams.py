@@ -10,11 +10,11 @@ import sqlite3
 import sys
 
 from .. import bigrams
+from .connection import batches
 
 # Each indexed table's second index, and the column it covers.
 TABLES = {"log_chunks": ("log_chunks_grams", "text"), "contexts": ("contexts_grams", "prompt")}
 SAID = 50_000_000  # characters past which filling it is said, not silent
-BATCH = 1000
 
 
 def create(conn: sqlite3.Connection) -> None:
@@ -40,10 +40,4 @@ def fill(conn: sqlite3.Connection, table: str) -> int:
         print(
             f"supervise: indexing text in every script for search, once: {size / 1e6:,.0f} MB of {table} ...", file=sys.stderr, flush=True
         )
-    added, last = 0, 0
-    while True:
-        rows = conn.execute(f"select id, {column} from {table} where id > ? order by id limit ?", [last, BATCH]).fetchall()
-        if not rows:
-            return added
-        added += sum(add(conn, table, rowid, text) for rowid, text in rows)
-        last = rows[-1][0]
+    return sum(add(conn, table, rowid, text) for rows in batches(conn, table, [column]) for rowid, text in rows)

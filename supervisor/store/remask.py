@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from .connection import batches
+
 if TYPE_CHECKING:
     import sqlite_utils
 
@@ -22,16 +24,11 @@ def json_masked(value: str) -> str:
         return redact(value)
 
 
-def rows(db: sqlite_utils.Database, table: str, columns: list[str], mask: Callable[[str], str], batch: int = 1000) -> None:
+def rows(db: sqlite_utils.Database, table: str, columns: list[str], mask: Callable[[str], str]) -> None:
     """Each text of `columns` masked, a batch of rows at a time; a row written only if it changed
     (its full-text index follows by the table's triggers)."""
-    last = 0
-    while True:
-        found = db.execute(f'select id, {", ".join(columns)} from "{table}" where id > ? order by id limit ?', [last, batch]).fetchall()
-        if not found:
-            return
+    for found in batches(db.conn, table, columns):
         for rowid, *values in found:
             masked = [mask(v) if isinstance(v, str) and v else v for v in values]
             if masked != values:
                 db.execute(f'update "{table}" set {", ".join(f"{c} = ?" for c in columns)} where id = ?', [*masked, rowid])
-        last = found[-1][0]
