@@ -42,6 +42,7 @@ def adopted(fd: int | None, keep: bool) -> socket.socket | None:
         return None
     sock = socket.socket(fileno=fd)
     if keep:
+        sock.set_inheritable(False)  # (handed over inheritable): nothing the recorder runs holds it open
         return sock
     sock.close()
     return None

@@ -11,9 +11,10 @@ import sys
 
 from .. import bigrams
 from .connection import batches
+from .searched import SOURCES
 
-# Each indexed table's second index, and the column it covers.
-TABLES = {"log_chunks": ("log_chunks_grams", "text"), "contexts": ("contexts_grams", "prompt")}
+# Each searched table's second index (named for it), and the column it covers.
+TABLES = {table: (f"{table}_grams", column) for table, column, _ in SOURCES.values()}
 SAID = 50_000_000  # characters past which filling it is said, not silent
 
 
