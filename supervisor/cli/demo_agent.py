@@ -26,7 +26,7 @@ _pending = b""  # typed, not yet read as a line
 def say(text: str = "", pause: float = 0.35) -> None:
     sys.stdout.write(text + "\r\n" if not text.endswith("\r\n") else text)
     sys.stdout.flush()
-    time.sleep(pause * _option("--pace", 1.0))
+    _pause(pause)
 
 
 def caption(text: str) -> None:
@@ -42,7 +42,7 @@ def busy(what: str, seconds: float) -> None:
     """A busy line, as agents draw it, erased when done."""
     sys.stdout.write(f"✻ {what}… {DIM}(esc to interrupt){RESET}")
     sys.stdout.flush()
-    time.sleep(seconds * _option("--pace", 1.0))
+    _pause(seconds)
     sys.stdout.write("\x1b[2K\r")
 
 
@@ -92,6 +92,10 @@ def carry_on(context: str) -> None:
     say(f"demo: files I had touched: {', '.join(files) or '(none in the context)'}")
     if "KeyError" in context:
         say("demo: the KeyError in src/report.py was already fixed: not doing it again")
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds * _option("--pace", 1.0))
 
 
 def _option(name: str, default: float) -> float:
