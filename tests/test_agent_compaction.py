@@ -3,7 +3,9 @@ agent's loop in-process, the real SDK, and the fake Anthropic API scripted for a
 session with a small context window."""
 
 import json
+import os
 import re
+import signal
 
 import pytest
 
@@ -11,7 +13,7 @@ from fakeapi import FakeAnthropic
 from supervisor.agent.budget import Budget
 from supervisor.agent.conversation import Conversation
 from supervisor.agent.loop import Agent
-from supervisor.agent.model import DEFAULT_AGENT_MODEL, Model
+from supervisor.agent.model import DEFAULT_AGENT_MODEL, Cancelled, Model
 from supervisor.contexts.digest import estimate_tokens
 from supervisor.store.database import Store
 
@@ -215,3 +217,31 @@ def test_prompt_too_long_from_the_api_corrects_the_estimate_compacts_and_retries
     assert any(not r.has_tools for r in requests)  # it compacted (a summary) before retrying
     rows = store.db.execute("select count(*) from messages where session_id = ?", [sid]).fetchone()[0]
     assert rows >= 2 * 8  # nothing was deleted
+
+
+@pytest.mark.parametrize("earlier_turn", [True, False])
+def test_ctrl_c_the_moment_a_compaction_is_announced_abandons_it_and_never_quits(agent_with, earlier_turn):
+    """Ctrl-C answered to "Compacting context" (the signal lands as the line is written, before
+    anything else runs) abandons the compaction, whether or not a turn ran before `/compact`."""
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        with FakeAnthropic() as api:
+            api.add({"text": "First answer."})
+            agent, out, store, sid = agent_with(api, limit=200_000, steps=5)
+            if earlier_turn:
+                assert agent.run("first task") == "done"
+            rows = store.db.execute("select count(*) from messages where session_id = ?", [sid]).fetchone()[0]
+
+            def write(text):
+                out.append(text)
+                if "Compacting context" in text:
+                    os.kill(os.getpid(), signal.SIGINT)
+
+            agent.write = write
+            with pytest.raises(Cancelled):
+                agent.compact_now()
+            assert not [r for r in api.messages() if not r.has_tools]  # no summary was asked for
+        assert store.db.execute("select count(*) from messages where session_id = ?", [sid]).fetchone()[0] == rows
+        assert agent.state == "idle"
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -82,7 +82,7 @@ class Agent:
         self.round = 0  # compactions so far
         self.refused = 0  # summaries refused (they did not shrink the context)
         self._summary_failed = False  # the last summary did not shrink: do not ask for another at once
-        self.state = "idle"  # idle | streaming | tools
+        self.state = "idle"  # idle | streaming | tools | compacting
         self.cancelled = False
         self._last_interrupt = 0.0
 
@@ -217,6 +217,7 @@ class Agent:
 
     def compact_now(self) -> None:
         """`/compact` at the prompt: summarize now, then wait for the user."""
+        signal.signal(signal.SIGINT, self.on_interrupt)  # (also when no turn has run yet)
         self.compact_if_needed(force=True)
 
     def compact_if_needed(self, force: bool = False) -> None:
@@ -229,9 +230,9 @@ class Agent:
         before = self.context_size()
         if not force and before <= budget.target:
             return
-        self.write("⟳ Compacting context\n")
-        self.state = "compacting"  # Ctrl-C abandons it; what is written is written whole
+        self.state = "compacting"  # Ctrl-C abandons it (also one that answers the line below); what is written is written whole
         try:
+            self.write("⟳ Compacting context\n")
             self._compact(budget, before, force)
         finally:
             self.state = "idle"
